@@ -1,0 +1,221 @@
+"""The one HTTP layer shared by the Run:ai and OSMO clients (httpx client/transport split).
+
+:class:`GuardedTransport` wraps a real httpx transport and adds, in this order:
+
+1. the **read-only guard**: any method other than GET, and any POST other than to the
+   configured token paths, raises :class:`ReadOnlyViolation` before a byte is sent;
+2. **retries** with exponential backoff and jitter (tenacity) on connect/read errors and
+   timeouts, 429 (honouring ``Retry-After``) and 5xx; at least 3 attempts
+   (FORMAT.md "Safe retries");
+3. a **request log**: every attempt is recorded as a :class:`RequestRecord` (method, path,
+   status, seconds, attempt) for evidence citations, benchmarks and tests.
+
+The clients then read like the API reference: one method per endpoint, no retry loops.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from diagnosis.redact import sanitize
+
+log = logging.getLogger(__name__)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+READ_METHODS = frozenset({"GET"})
+RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.ReadTimeout,
+    httpx.ReadError,
+    httpx.RemoteProtocolError,
+    httpx.PoolTimeout,
+)
+
+
+class ReadOnlyViolation(RuntimeError):
+    """Raised before sending any request that could mutate state (non-GET, or POST off the token paths)."""
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One attempt of one request: ``started`` is UTC, ``seconds`` the wall time of the attempt."""
+
+    method: str
+    path: str
+    status: int | None
+    seconds: float
+    attempt: int
+    started: datetime
+    error: str | None = None
+
+
+@dataclass
+class RetryPolicy:
+    """Retry settings: ``attempts`` in total (>= 1), backoff in seconds, ``Retry-After`` capped at ``max_retry_after``."""
+
+    attempts: int = 3
+    initial_backoff: float = 0.2
+    max_backoff: float = 2.0
+    max_retry_after: float = 10.0
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP-date); None when absent or invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = now if now is not None else time.time()
+    return max(0.0, when.timestamp() - current)
+
+
+@dataclass
+class GuardedTransport(httpx.AsyncBaseTransport):
+    """Read-only guard + retries + request log around ``inner`` (an httpx async transport).
+
+    ``allowed_post_paths`` are the exact URL paths that may receive POST (token exchanges).
+    ``on_request`` is called with each :class:`RequestRecord`.
+    """
+
+    inner: httpx.AsyncBaseTransport = field(default_factory=httpx.AsyncHTTPTransport)
+    allowed_post_paths: frozenset[str] = frozenset()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    on_request: Callable[[RequestRecord], None] | None = None
+    records: list[RequestRecord] = field(default_factory=list)
+
+    def check(self, request: httpx.Request) -> None:
+        """Raise :class:`ReadOnlyViolation` unless ``request`` is a read (or a token POST)."""
+        method = request.method.upper()
+        if method in READ_METHODS:
+            return
+        if method == "POST" and request.url.path in self.allowed_post_paths:
+            return
+        raise ReadOnlyViolation(f"read-only: refusing {method} {request.url.path}")
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.check(request)
+        attempt = 0
+
+        def wait(state: RetryCallState) -> float:
+            backoff = wait_exponential_jitter(
+                initial=self.retry.initial_backoff, max=self.retry.max_backoff, jitter=self.retry.initial_backoff
+            )(state)
+            outcome = state.outcome
+            if outcome is not None and not outcome.failed:
+                response = outcome.result()
+                after = parse_retry_after(response.headers.get("retry-after"))
+                if after is not None:
+                    return min(after, self.retry.max_retry_after)
+            return float(backoff)
+
+        async def send_once() -> httpx.Response:
+            nonlocal attempt
+            attempt += 1
+            started = datetime.now(UTC)
+            t0 = time.perf_counter()
+            try:
+                response = await self.inner.handle_async_request(request)
+            except Exception as exc:
+                self._record(request, None, time.perf_counter() - t0, attempt, started, type(exc).__name__)
+                raise
+            self._record(request, response.status_code, time.perf_counter() - t0, attempt, started, None)
+            if response.status_code in RETRY_STATUSES and attempt < self.retry.attempts:
+                await response.aread()
+                await response.aclose()
+            return response
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.retry.attempts),
+            wait=wait,
+            retry=retry_if_exception_type(RETRYABLE_ERRORS)
+            | retry_if_result(lambda r: r.status_code in RETRY_STATUSES),
+            retry_error_callback=_last_outcome,
+            reraise=True,
+        )
+        response: httpx.Response = await retrying(send_once)
+        return response
+
+    def _record(
+        self,
+        request: httpx.Request,
+        status: int | None,
+        seconds: float,
+        attempt: int,
+        started: datetime,
+        error: str | None,
+    ) -> None:
+        record = RequestRecord(request.method, request.url.path, status, seconds, attempt, started, error)
+        self.records.append(record)
+        log.debug(
+            "%s %s -> %s in %.3fs (attempt %d)",
+            record.method,
+            sanitize(str(request.url.copy_with(query=None))),
+            status if status is not None else error,
+            seconds,
+            attempt,
+        )
+        if self.on_request is not None:
+            self.on_request(record)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _last_outcome(state: RetryCallState) -> httpx.Response:
+    """After the last attempt: return the final response (so the caller sees its status) or re-raise."""
+    assert state.outcome is not None
+    return state.outcome.result()  # type: ignore[no-any-return]
+
+
+def make_client(
+    base_url: str,
+    *,
+    allowed_post_paths: Iterable[str] = (),
+    timeout: float = 10.0,
+    retry: RetryPolicy | None = None,
+    inner: httpx.AsyncBaseTransport | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[httpx.AsyncClient, GuardedTransport]:
+    """An ``httpx.AsyncClient`` on ``base_url`` whose every request goes through a :class:`GuardedTransport`.
+
+    ``timeout`` is the per-request timeout in seconds. Returns the client and its transport
+    (whose ``records`` list is the request log).
+    """
+    transport = GuardedTransport(
+        inner=inner or httpx.AsyncHTTPTransport(),
+        allowed_post_paths=frozenset(allowed_post_paths),
+        retry=retry or RetryPolicy(),
+    )
+    client = httpx.AsyncClient(
+        base_url=base_url,
+        transport=transport,
+        timeout=httpx.Timeout(timeout),
+        headers={"Accept": "application/json", **(headers or {})},
+        follow_redirects=False,
+    )
+    return client, transport

@@ -1,0 +1,100 @@
+"""Redaction and sanitising of untrusted evidence text.
+
+Every string that leaves the diagnosis core (report, log line, cache entry) passes through
+:func:`sanitize`: terminal escape sequences and control characters are stripped, then
+credentials are replaced by ``[REDACTED]``. Slack-specific escaping (``& < >``) is *not* done
+here; it belongs to the Block Kit renderer (``handlers/blocks.py``).
+
+Rule source: runai-diagnose-failed-workload.md ("Redact credentials and sensitive values when
+citing evidence"); issue "Report": bearer tokens, JWTs, cloud keys, passwords in URLs,
+``*_TOKEN=`` / ``*_SECRET=`` / ``PASSWORD=`` values, private keys.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+# ANSI / VT100 escape sequences (CSI, OSC, and two-character escapes).
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# Control characters other than tab and newline (CR is folded into newline).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # PEM private keys (whole block).
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL
+        ),
+        REDACTED,
+    ),
+    # JSON Web Tokens (three base64url segments, the first two starting with eyJ).
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_.+/=-]*"), REDACTED),
+    # Authorization headers: Bearer / Basic / Token values.
+    (re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}"), r"\1\2" + REDACTED),
+    # Passwords in URLs: scheme://user:password@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@'\"]+:)([^\s@/'\"]+)(@)"), r"\1" + REDACTED + r"\3"),
+    # AWS access key ids.
+    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b"), REDACTED),
+    # Key/secret/token/password assignments: NAME=value, NAME: value, "name": "value".
+    (
+        re.compile(
+            r"(?i)([\"']?\b[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|access[_-]?key"
+            r"|private[_-]?key|secret[_-]?key|client[_-]?secret)s?[\"']?\s*[=:]\s*[\"']?)"
+            r"(?!\[REDACTED\])([^\s\"',;}&]{3,})"
+        ),
+        r"\1" + REDACTED,
+    ),
+    # GitHub, Slack, Google, OpenAI/Anthropic-style and NGC/HF tokens.
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), REDACTED),
+    (re.compile(r"\bxapp-[A-Za-z0-9-]{10,}\b"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), REDACTED),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b"), REDACTED),
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), REDACTED),
+    (re.compile(r"\bnvapi-[A-Za-z0-9_-]{20,}\b"), REDACTED),
+    # A bare 40-character AWS-style secret access key (mixed case, digits or / +).
+    (
+        re.compile(
+            r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9/+])"
+            r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+        ),
+        REDACTED,
+    ),
+    (
+        re.compile(r"(?i)(aws_secret_access_key|secretaccesskey|secret_key)([\"']?\s*[=:]\s*[\"']?)([A-Za-z0-9/+=]{20,})"),
+        r"\1\2" + REDACTED,
+    ),
+]
+
+
+def strip_control(text: str) -> str:
+    """Remove terminal escape sequences and control characters; CR/CRLF become LF."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ANSI.sub("", text)
+    return _CONTROL.sub("", text)
+
+
+def redact(text: str) -> str:
+    """Replace credentials in ``text`` with ``[REDACTED]``; other text is unchanged."""
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def sanitize(text: str) -> str:
+    """``strip_control`` then ``redact``: the one function every outgoing string passes."""
+    return redact(strip_control(text))
+
+
+def sanitize_obj(value: Any) -> Any:
+    """Recursively sanitize every string in a JSON-like structure (dict, list, tuple, str)."""
+    if isinstance(value, str):
+        return sanitize(value)
+    if isinstance(value, dict):
+        return {sanitize_obj(k): sanitize_obj(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [sanitize_obj(v) for v in value]
+    return value

@@ -1,0 +1,267 @@
+"""The sandbox: serves one snapshot (``shared/cases/FORMAT.md``) over real HTTP on loopback.
+
+It answers like the Run:ai control plane, the cluster's Kubernetes API (when the snapshot has a
+``kubernetes`` section) and the OSMO service (``osmo`` section), injects the snapshot's
+``faults``, and records every request so tests can assert that nothing mutating was ever asked.
+The diagnosis core never imports this package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import os
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute
+
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class SnapshotError(ValueError):
+    """The snapshot file is missing, not JSON, or not ``format: snapshot/1``."""
+
+
+def load_snapshot(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and minimally validate a snapshot file; raises :class:`SnapshotError` with a clear message."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SnapshotError(f"snapshot file not found: {p}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SnapshotError(f"cannot read snapshot {p}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"snapshot {p} is not valid JSON: line {exc.lineno} column {exc.colno}") from exc
+    validate_snapshot(data, str(p))
+    return data
+
+
+def validate_snapshot(data: Any, name: str = "snapshot") -> None:
+    """Raise :class:`SnapshotError` unless ``data`` looks like a snapshot/1 document."""
+    if not isinstance(data, dict):
+        raise SnapshotError(f"{name}: the top level must be a JSON object")
+    if data.get("format") != "snapshot/1":
+        raise SnapshotError(f"{name}: 'format' must be \"snapshot/1\", not {data.get('format')!r}")
+    if "runai" not in data and "osmo" not in data:
+        raise SnapshotError(f"{name}: needs a 'runai' or an 'osmo' section")
+    if "runai" in data:
+        runai = data["runai"]
+        if not isinstance(runai, dict) or not isinstance(runai.get("workloads", []), list):
+            raise SnapshotError(f"{name}: 'runai.workloads' must be a list")
+        for i, entry in enumerate(runai.get("workloads", [])):
+            wl = entry.get("workload") if isinstance(entry, dict) else None
+            if not isinstance(wl, dict) or not wl.get("id") or not wl.get("name"):
+                raise SnapshotError(f"{name}: runai.workloads[{i}].workload needs an 'id' and a 'name'")
+    if "osmo" in data and not isinstance(data["osmo"], dict):
+        raise SnapshotError(f"{name}: 'osmo' must be an object")
+    faults = data.get("faults") or []
+    if not isinstance(faults, list) or not all(isinstance(f, dict) and "path" in f for f in faults):
+        raise SnapshotError(f"{name}: 'faults' must be a list of objects with a 'path'")
+
+
+@dataclass
+class SeenRequest:
+    """One request the sandbox received (``query`` is the raw query string)."""
+
+    method: str
+    path: str
+    query: str
+    status: int = 0
+
+
+@dataclass
+class Fault:
+    path: str
+    status: int | None = None
+    delay_ms: int | None = None
+    times: int | None = None
+    used: int = 0
+
+    def matches(self, path: str) -> bool:
+        if self.times is not None and self.used >= self.times:
+            return False
+        return fnmatch.fnmatchcase(path, self.path)
+
+
+@dataclass
+class SandboxState:
+    """What route modules share: the snapshot, the issued tokens and the extra latency."""
+
+    snapshot: dict[str, Any]
+    latency: float = 0.0
+    tokens: set[str] = field(default_factory=set)
+    requests: list[SeenRequest] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def issue_token(self) -> str:
+        token = "sbx-" + secrets.token_hex(16)
+        self.tokens.add(token)
+        return token
+
+    def authorized(self, request: Request) -> bool:
+        header = request.headers.get("authorization", "")
+        return header.startswith("Bearer ") and header[7:] in self.tokens
+
+
+def json_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"code": status, "message": message}, status_code=status)
+
+
+RouteFactory = Callable[[SandboxState], list[BaseRoute]]
+
+
+def build_app(state: SandboxState) -> Starlette:
+    """The Starlette app: recording + faults + latency middleware around the route modules."""
+    from sandbox import k8s, osmo, runai
+
+    routes: list[BaseRoute] = []
+    for factory in (runai.routes, k8s.routes, osmo.routes):
+        routes += factory(state)
+    app = Starlette(routes=routes)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return json_error(404, "Resource not found.")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return json_error(405, "Method not allowed.")
+
+    app.add_exception_handler(404, not_found)
+    app.add_exception_handler(405, not_allowed)
+
+    async def middleware(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        seen = SeenRequest(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"))
+        with state.lock:
+            state.requests.append(seen)
+            fault = next((f for f in state.faults if f.matches(seen.path)), None)
+            if fault is not None:
+                fault.used += 1
+        delay = state.latency + ((fault.delay_ms or 0) / 1000 if fault else 0)
+        if delay:
+            await asyncio.sleep(delay)
+
+        async def recording_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                seen.status = message["status"]
+            await send(message)
+
+        if fault is not None and fault.status:
+            response = json_error(fault.status, "Injected fault.")
+            await response(scope, receive, recording_send)
+            return
+        await app(scope, receive, recording_send)
+
+    return middleware  # type: ignore[return-value]
+
+
+class Sandbox:
+    """Serve ``snapshot`` on ``127.0.0.1:<ephemeral port>`` in a background thread.
+
+    ``latency`` (seconds) is added to every request (benchmarks). Use as a context manager or
+    call :meth:`start` / :meth:`stop`. ``url`` is the base URL once started.
+    """
+
+    def __init__(self, snapshot: dict[str, Any], *, latency: float = 0.0, port: int = 0) -> None:
+        validate_snapshot(snapshot)
+        self.state = SandboxState(snapshot=snapshot, latency=latency)
+        for f in snapshot.get("faults") or []:
+            self.state.faults.append(
+                Fault(path=f["path"], status=f.get("status"), delay_ms=f.get("delay_ms"), times=f.get("times"))
+            )
+        self._port = port
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._kubeconfig: str | None = None
+        self.url = ""
+
+    @property
+    def requests(self) -> list[SeenRequest]:
+        return self.state.requests
+
+    def mutating_requests(self) -> list[SeenRequest]:
+        """Requests with a mutating method, token exchanges excepted."""
+        token_paths = {"/api/v1/token", "/api/v2/token", "/api/auth/jwt/access_token"}
+        return [r for r in self.requests if r.method in MUTATING and r.path not in token_paths]
+
+    def start(self) -> str:
+        config = uvicorn.Config(
+            build_app(self.state),
+            host="127.0.0.1",
+            port=self._port,
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+        )
+        server = uvicorn.Server(config)
+        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._server = server
+        self._thread = threading.Thread(target=server.run, name="sandbox", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("sandbox did not start")
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self.url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._kubeconfig and os.path.exists(self._kubeconfig):
+            os.unlink(self._kubeconfig)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def has_kubernetes(self) -> bool:
+        return isinstance(self.state.snapshot.get("kubernetes"), dict)
+
+    def kubeconfig(self) -> str | None:
+        """Path of a kubeconfig pointing at this sandbox, or None when the snapshot has no Tier 2."""
+        if not self.has_kubernetes:
+            return None
+        if self._kubeconfig is None:
+            token = self.state.issue_token()
+            doc = {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "sandbox", "cluster": {"server": self.url}}],
+                "users": [{"name": "sandbox", "user": {"token": token}}],
+                "contexts": [{"name": "sandbox", "context": {"cluster": "sandbox", "user": "sandbox"}}],
+                "current-context": "sandbox",
+            }
+            fd, path = tempfile.mkstemp(prefix="wd-kubeconfig-", suffix=".json")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(doc, fh)
+            self._kubeconfig = path
+        return self._kubeconfig
+
+
+Handler = Callable[[Request], Awaitable[Response]]
