@@ -81,7 +81,7 @@ class Workload(ApiModel):
     phase_message: str | None = None
     phase_reason: str | None = None
     phase_updated_at: datetime | None = None
-    k8s_phase: str | None = None
+    k8s_phase: str | None = Field(default=None, alias="k8sPhase")
     completed_at: datetime | None = None
     deleted_at: datetime | None = None
     conditions: list[Condition] = Field(default_factory=list)
@@ -118,8 +118,8 @@ class Pod(ApiModel):
     id: str | None = None
     name: str
     node_name: str | None = None
-    k8s_phase: str | None = None
-    k8s_phase_updated_at: datetime | None = None
+    k8s_phase: str | None = Field(default=None, alias="k8sPhase")
+    k8s_phase_updated_at: datetime | None = Field(default=None, alias="k8sPhaseUpdatedAt")
     created_at: datetime | None = None
     completed_at: datetime | None = None
     containers: list[Container] = Field(default_factory=list)

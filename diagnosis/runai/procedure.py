@@ -1,13 +1,550 @@
-"""Run:ai failed-workload diagnosis (placeholder; being written)."""
+"""Run:ai failed-workload diagnosis, step by step (``shared/spec/runai-diagnose-failed-workload.md``).
+
+Data flows one way: question -> resolve (Step 1) -> collect Tier 1 evidence concurrently
+(Steps 1-3, metrics of Step 4) -> classify (pure) -> Tier 2 when Step 4 calls for it ->
+classify again -> report. Every failed fetch becomes a named :class:`~diagnosis.report.Gap`.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar
 
+import httpx
+
+from diagnosis.answer import BackendUnavailable
 from diagnosis.config import KubeConfig, RunaiConfig
+from diagnosis.http import ReadOnlyViolation
+from diagnosis.k8s import Tier2Evidence, Tier2Source
 from diagnosis.question import Question
-from diagnosis.report import Report
+from diagnosis.report import Category, Choice, Gap, Identity, Link, Outcome, Report
+from diagnosis.runai import classify as cls
+from diagnosis.runai import recurrence as rec
+from diagnosis.runai.client import ApiError, NotFoundError, RunaiClient
+from diagnosis.runai.models import (
+    SUCCESS_PHASES,
+    TERMINAL_PHASES,
+    Cluster,
+    Event,
+    HistoryRecord,
+    Metrics,
+    Pod,
+    Project,
+    Workload,
+    WorkloadSpec,
+)
+from diagnosis.runai.reporting import ReportBuilder
+from diagnosis.runai.signals import (
+    DIRECT_KINDS,
+    Kind,
+    Signal,
+    k8s_phase_signals,
+    log_signals,
+    node_signals,
+    pod_object_signals,
+    text_signals,
+)
+from diagnosis.units import parse_time
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_REQUEST_BYTES"]
+RUN_START_PHASES = frozenset({"Creating", "Resuming"})
+FINAL_WINDOW = timedelta(minutes=10)
+ACTIVE_PHASES = frozenset({"Running", "Pending", "Initializing", "Creating", "Degraded"})
+POD_FAILED_PHASES = frozenset({"Failed", "Error", "OOMKilled", "CrashLoopBackOff", "ImagePullBackOff",
+                               "ErrImagePull", "Init:Error", "Init:CrashLoopBackOff", "ContainerCreating",
+                               "CreateContainerConfigError", "Terminating", "Unknown"})
+
+
+@dataclass
+class Fetched(Generic[T]):
+    """The result of one Tier 1 call: ``value`` or the reason it is missing (``why``)."""
+
+    what: str
+    path: str
+    value: T | None = None
+    why: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.why is None
+
+
+@dataclass
+class Tier1:
+    """Everything Tier 1 returned for the selected workload."""
+
+    workload: Workload
+    pods: Fetched[list[Pod]]
+    history: Fetched[list[HistoryRecord]]
+    events: Fetched[list[Event]]
+    spec: Fetched[WorkloadSpec]
+    metrics: Fetched[Metrics]
+    clusters: Fetched[list[Cluster]]
+    projects: Fetched[list[Project]]
+
+    def all_events(self) -> list[Event]:
+        """Events of the events endpoint and of history, deduplicated by id (or time+reason+message)."""
+        seen: set[tuple[Any, ...]] = set()
+        out: list[Event] = []
+        from_history = [r.spec.event for r in self.history.value or [] if r.spec.event is not None]
+        for ev in (self.events.value or []) + from_history:
+            key = (ev.id,) if ev.id else (ev.created_at, ev.reason, ev.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(ev)
+        return sorted(out, key=lambda e: e.created_at or datetime.min.replace(tzinfo=e.created_at.tzinfo if e.created_at else None))
+
+
+def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, ApiError):
+        return f"HTTP {exc.status}" + (f" ({exc.message})" if exc.message else "") + (
+            " after retries" if exc.status >= 500 or exc.status == 429 else ""
+        )
+    if isinstance(exc, TimeoutError):
+        return "timed out (diagnosis deadline)"
+    if isinstance(exc, httpx.HTTPError):
+        return f"{type(exc).__name__} after retries"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Deadline:
+    """A hard overall deadline (seconds from creation)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.seconds = seconds
+
+    def remaining(self) -> float:
+        return max(0.001, self.end - time.monotonic())
+
+
+async def fetch(what: str, path: str, coro: Awaitable[T], deadline: Deadline) -> Fetched[T]:
+    """Await ``coro`` within the deadline; any failure (but a read-only violation) becomes ``why``."""
+    try:
+        return Fetched(what, path, value=await asyncio.wait_for(coro, deadline.remaining()))
+    except ReadOnlyViolation:
+        raise
+    except Exception as exc:
+        log.info("could not fetch %s: %s", what, _describe_error(exc))
+        return Fetched(what, path, why=_describe_error(exc))
 
 
 async def diagnose_runai(question: Question, config: RunaiConfig, kube: KubeConfig, *, now: datetime) -> Report:
-    raise NotImplementedError
+    """Answer ``question`` about a Run:ai workload at time ``now`` (UTC).
+
+    Raises :class:`~diagnosis.question.QuestionError` for a bad lookback and
+    :class:`~diagnosis.answer.BackendUnavailable` when Run:ai cannot be reached or refuses the
+    credentials; every other problem becomes a gap in the returned report.
+    """
+    lookback = question.lookback_delta()
+    deadline = Deadline(config.deadline)
+    async with RunaiClient(config) as client:
+        try:
+            return await Diagnosis(question, client, kube, now, lookback, deadline, config).run()
+        except (ApiError, httpx.HTTPError, TimeoutError) as exc:
+            if isinstance(exc, ApiError) and exc.status == 404:
+                raise
+            raise BackendUnavailable(f"Run:ai at {config.base_url} did not answer: {_describe_error(exc)}") from exc
+
+
+@dataclass
+class Diagnosis:
+    question: Question
+    client: RunaiClient
+    kube: KubeConfig
+    now: datetime
+    lookback: timedelta
+    deadline: Deadline
+    config: RunaiConfig
+    gaps: list[Gap] = field(default_factory=list)
+
+    @property
+    def cutoff(self) -> datetime:
+        return self.now - self.lookback
+
+    def builder(self) -> ReportBuilder:
+        return ReportBuilder(now=self.now, lookback=self.lookback, console_url=self.config.console_url)
+
+    # -- Step 1: parameters and resolution ----------------------------------------------------------
+
+    async def run(self) -> Report:
+        q = self.question
+        clusters: list[Cluster] | None = None
+        cluster_id = (q.cluster_id or "").strip() or None
+        if cluster_id is None and (q.cluster or q.cluster_hint):
+            clusters = await asyncio.wait_for(self.client.list_clusters(), self.deadline.remaining())
+            name = q.cluster or q.cluster_hint
+            matches = [c for c in clusters if c.name == name] or [
+                c for c in clusters if (c.name or "").casefold() == (name or "").casefold()
+            ]
+            if len(matches) == 1:
+                cluster_id = matches[0].uuid
+            elif q.cluster:
+                return self.builder().needs_input(
+                    q, ["cluster"],
+                    f"I found no cluster named '{q.cluster}'. Which cluster is it on? Give the cluster name or id.",
+                    [Choice(label=c.name or c.uuid, field="cluster_id", value=c.uuid) for c in clusters[:10]],
+                )
+        missing: list[str] = []
+        if cluster_id is None:
+            missing.append("cluster")
+        if not q.workload_id:
+            if not q.workload_name:
+                missing.append("workload")
+            if not q.project:
+                missing.append("project")
+        if missing:
+            return self.builder().needs_input(q, missing, _missing_question(q, missing), [])
+        assert cluster_id is not None
+
+        if q.workload_id:
+            try:
+                workload = await asyncio.wait_for(self.client.get_workload(q.workload_id), self.deadline.remaining())
+            except NotFoundError:
+                return self.builder().not_found(q, cluster_id, by_id=True)
+            candidates = [workload]
+        else:
+            filters = [f"name=={q.workload_name}", f"projectName=={q.project}", f"clusterId=={cluster_id}"]
+            candidates = await asyncio.wait_for(self.client.list_workloads(filters), self.deadline.remaining())
+            candidates = [w for w in candidates if w.name == q.workload_name]
+            if not candidates:
+                candidates = await asyncio.wait_for(
+                    self.client.list_workloads(filters, deleted=True), self.deadline.remaining()
+                )
+                candidates = [w for w in candidates if w.name == q.workload_name]
+            if not candidates:
+                return self.builder().not_found(q, cluster_id, by_id=False)
+
+        selected, tier1 = await self.select(candidates, q.effective_intent())
+        if selected is None:
+            return self.builder().needs_input(
+                q, ["workload"],
+                f"Several workloads named '{q.workload_name}' in project '{q.project}' fit equally. Which one?",
+                [Choice(label=f"{w.name} ({w.type or 'workload'}, {w.phase}, {w.id})", field="workload_id", value=w.id)
+                 for w in candidates[:10]],
+            )
+        workload = selected
+        # Step 1.3: the returned clusterId must match the asked cluster.
+        if workload.cluster_id and workload.cluster_id != cluster_id:
+            return self.builder().cluster_mismatch(q, workload, cluster_id, clusters)
+        if tier1 is None:
+            tier1 = await self.collect(workload)
+        return await self.diagnose(workload, tier1)
+
+    async def select(
+        self, candidates: list[Workload], intent: str
+    ) -> tuple[Workload | None, Tier1 | None]:
+        """Option B selection by intent (spec Step 1.1; FORMAT.md "Questions")."""
+        ordered = sorted(
+            candidates,
+            key=lambda w: (w.phase_updated_at or w.created_at or self.now),
+            reverse=True,
+        )
+        if len(ordered) == 1:
+            return ordered[0], None
+        if intent == "terminal":
+            terminal = [w for w in ordered if w.phase in TERMINAL_PHASES]
+            pool = terminal or ordered
+        else:
+            active = [w for w in ordered if w.phase in ACTIVE_PHASES]
+            if active:
+                collected = await asyncio.gather(*(self.collect(w) for w in active))
+                for w, t1 in zip(active, collected, strict=True):
+                    if self.confirms_symptom(w, t1):
+                        return w, t1
+            pool = ordered
+        top = pool[0]
+        ties = [w for w in pool if w.phase_updated_at == top.phase_updated_at]
+        if len(ties) > 1:
+            return None, None
+        return top, None
+
+    def confirms_symptom(self, workload: Workload, tier1: Tier1) -> bool:
+        """A direct failed-pod signal or a crash loop in the current run (status, conditions, events, pods)."""
+        signals = self.run_signals(workload, tier1)
+        return any(s.kind in DIRECT_KINDS or s.kind in {Kind.CRASHLOOP, Kind.POD_ERROR} for s in signals)
+
+    # -- Steps 1-4: collect ---------------------------------------------------------------------------
+
+    async def collect(self, workload: Workload) -> Tier1:
+        """Pods, history, events, spec, metrics, clusters and project concurrently (one round trip)."""
+        wid = workload.id
+        c = self.client
+        d = self.deadline
+        base = f"/api/v1/workloads/{wid}"
+        spec_path = c.spec_path(workload.type, wid) or "spec endpoint"
+        results = await asyncio.gather(
+            fetch("pods", f"GET {base}/pods", c.get_pods(wid), d),
+            fetch("history", f"GET {base}/history", c.get_history(wid), d),
+            fetch("events", f"GET {base}/events", c.get_events(wid, since=self.cutoff), d),
+            fetch("submitted spec", f"GET {spec_path}", c.get_spec(workload.type, wid), d),
+            fetch("metrics", f"GET {base}/metrics", c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
+            fetch("clusters", "GET /api/v1/clusters", c.list_clusters(), d),
+            fetch(
+                "project",
+                "GET /api/v1/org-unit/projects",
+                c.list_projects(workload.project_name or "", workload.cluster_id or ""),
+                d,
+            ),
+        )
+        return Tier1(workload, *results)  # type: ignore[arg-type]
+
+    # -- evidence windows -------------------------------------------------------------------------------
+
+    def run_start(self, workload: Workload, tier1: Tier1) -> datetime | None:
+        """Start of the run that ended (or is in) the diagnosed state: the last Creating/Resuming before it."""
+        end = workload.phase_updated_at or self.now
+        starts = [
+            r.meta.creation_timestamp
+            for r in tier1.history.value or []
+            if r.spec.phase_update is not None
+            and r.spec.phase_update.phase in RUN_START_PHASES
+            and r.meta.creation_timestamp is not None
+            and r.meta.creation_timestamp <= end
+        ]
+        if starts:
+            return max(starts)
+        return workload.created_at
+
+    def termination_time(self, workload: Workload) -> datetime | None:
+        if workload.phase in TERMINAL_PHASES:
+            return workload.phase_updated_at or workload.completed_at
+        return None
+
+    def run_signals(self, workload: Workload, tier1: Tier1) -> list[Signal]:
+        """Tier 1 signals of the current run: workload status, conditions, phase updates, events, pods."""
+        wl_src = f"GET /api/v1/workloads/{workload.id}"
+        start = self.run_start(workload, tier1)
+        out: list[Signal] = []
+        out += text_signals(workload.phase_reason, workload.phase_message, source=wl_src, at=workload.phase_updated_at)
+        for cond in workload.conditions:
+            if cond.status == "True" or cond.type in {"Failed", "Ready"}:
+                out += text_signals(cond.reason, cond.message, source=wl_src + " (conditions)", at=cond.last_transition_time)
+        for psm in workload.pending_scheduling_messages or []:
+            out += text_signals(psm.phase_reason, psm.user_message, source=wl_src + " (pendingSchedulingMessages)", at=None)
+        hist_src = f"GET /api/v1/workloads/{workload.id}/history"
+        for r in tier1.history.value or []:
+            ts = r.meta.creation_timestamp
+            if r.spec.phase_update is not None and (start is None or ts is None or ts >= start):
+                pu = r.spec.phase_update
+                out += text_signals(None, pu.phase_message, source=hist_src + " (phase update)", at=ts)
+        ev_src = f"GET /api/v1/workloads/{workload.id}/events"
+        for ev in tier1.all_events():
+            if start is not None and ev.created_at is not None and ev.created_at < start:
+                continue
+            pod = ev.involved_object.name if ev.involved_object and ev.involved_object.kind == "Pod" else None
+            out += text_signals(ev.reason, ev.message, source=ev_src if tier1.events.ok else hist_src, at=ev.created_at, pod=pod)
+        pods_src = f"GET /api/v1/workloads/{workload.id}/pods"
+        for pod in tier1.pods.value or []:
+            out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=None, pod=pod.name)
+        return out
+
+    def final_window(self, signals: Sequence[Signal], end: datetime | None) -> list[Signal]:
+        """Signals describing the diagnosed termination: timeless ones and those within FINAL_WINDOW before it."""
+        if end is None:
+            return list(signals)
+        return [
+            s for s in signals
+            if s.at is None or (end - FINAL_WINDOW <= s.at <= end + timedelta(minutes=1))
+        ]
+
+    # -- Steps 1.4-5 ------------------------------------------------------------------------------------
+
+    async def diagnose(self, workload: Workload, tier1: Tier1) -> Report:
+        b = self.builder()
+        b.set_identity(workload, tier1)
+        for fetched in (tier1.pods, tier1.history, tier1.events, tier1.spec, tier1.metrics):
+            if not fetched.ok:
+                b.gap(fetched.what, f"{fetched.why} [{fetched.path}]")
+        if tier1.events.ok and tier1.events.value is None:
+            b.gap("events", "events: null (fetch failure, not proof of no events); used history instead")
+        if not tier1.events.ok and tier1.history.ok:
+            b.note("The events call failed; that is not proof that no events occurred. History events were used instead.")
+        if tier1.pods.ok and not tier1.pods.value:
+            b.gap("pods", "the pods endpoint returned no pods (deleted or not yet created)")
+
+        signals = self.run_signals(workload, tier1)
+        end = self.termination_time(workload)
+        final = self.final_window(signals, end)
+
+        # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
+        preempted = [s for s in final if s.kind == Kind.PREEMPTED] or [
+            s for s in signals if s.kind == Kind.PREEMPTED
+        ]
+        if preempted:
+            return b.route_preempted(workload, preempted)
+
+        # Step 1.5: phase rules.
+        phase = workload.phase
+        if phase in SUCCESS_PHASES:
+            return b.succeeded(workload)
+        if phase == "Suspended":
+            return b.out_of_scope(workload)
+        usable = cls.drop_superseded(signals)
+        direct = [s for s in usable if s.kind in DIRECT_KINDS and s.kind != Kind.POLICY_STOP]
+        pod_failed = direct + [s for s in usable if s.kind in {Kind.POD_ERROR, Kind.EXIT_SIGNAL}]
+        if phase == "Pending" or phase in {"Initializing", "Creating"}:
+            if not pod_failed:
+                scheduling = [s for s in usable if s.kind == Kind.SCHEDULING]
+                if phase == "Pending":
+                    return b.route_pending(workload, scheduling)
+                return b.phase_only(workload, signals)
+        elif phase == "Running":
+            crash = [s for s in usable if s.kind == Kind.CRASHLOOP] + direct
+            if not crash:
+                return b.ask_past_run(workload)
+        elif phase not in TERMINAL_PHASES:
+            return b.phase_only(workload, signals)
+
+        # Step 2-4: classify from Tier 1, then Tier 2 where Step 4 calls for it.
+        finding = cls.classify(final) or cls.classify(signals)
+        tier2: Tier2Evidence | None = None
+        if self.needs_tier2(finding, final):
+            tier2 = await self.tier2(workload, tier1, finding, signals)
+        if tier2 is not None:
+            t2 = self.tier2_signals(tier2)
+            b.tier2(tier2)
+            finding = cls.classify(final + t2) or cls.classify(signals + t2)
+            final = final + t2
+        elif not self.kube.available:
+            b.gap(
+                "Tier 2 Kubernetes evidence (previous logs, pod description, namespace events, node)",
+                "no Kubernetes credentials configured (KUBECONFIG)",
+            )
+        for g in self.gaps:
+            b.gap(g.what, g.why)
+        if finding is None:
+            finding = cls.unknown(final, tier2_available=tier2 is not None)
+
+        # Step 3: recurrence in the lookback.
+        occ = rec.occurrences(tier1.history.value or [], tier1.all_events(), self.cutoff)
+        diagnosed_at = end or self.now
+        times = [t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= self.cutoff or t == diagnosed_at]
+        b.recurrence(finding.category, times)
+
+        # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
+        if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
+            b.memory(workload, tier1, tier2)
+        return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available)
+
+    def needs_tier2(self, finding: cls.Finding | None, final: Sequence[Signal]) -> bool:
+        """Spec Step 4: container-level evidence needed, exit 137 unexplained, or no Tier 1 category."""
+        if not self.kube.available:
+            return False
+        if finding is None or cls.unresolved_exit(final):
+            return True
+        if finding.category in {Category.CRASH_APP_ERROR, Category.INIT_FAILED, Category.NODE_FAILURE}:
+            return True
+        if finding.category == Category.OOM_KILLED:
+            return not any(s.exit_code is not None for s in finding.signals)
+        return False
+
+    def diagnosed_pod(self, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]) -> tuple[str | None, Pod | None]:
+        """The pod to inspect: the one the finding names, else the newest failed pod, else one events name."""
+        pods = tier1.pods.value or []
+        by_name = {p.name: p for p in pods}
+        if finding is not None:
+            for s in reversed(finding.signals):
+                if s.pod:
+                    return s.pod, by_name.get(s.pod)
+        failed = [p for p in pods if p.k8s_phase not in {"Succeeded", "Running", None}]
+        pool = failed or pods
+        if pool:
+            newest = max(pool, key=lambda p: p.completed_at or p.k8s_phase_updated_at or p.created_at or self.now)
+            return newest.name, newest
+        named = [s.pod for s in signals if s.pod]
+        return (named[-1], None) if named else (None, None)
+
+    async def namespace(self, workload: Workload, tier1: Tier1) -> str | None:
+        """``workload.namespace``, else the project's ``status.namespace``, else ``runai-<project>`` (spec fallback)."""
+        if workload.namespace:
+            return workload.namespace
+        for project in tier1.projects.value or []:
+            if project.status and project.status.namespace:
+                return project.status.namespace
+        if workload.project_name:
+            return f"runai-{workload.project_name}"
+        return None
+
+    async def tier2(
+        self, workload: Workload, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]
+    ) -> Tier2Evidence | None:
+        pod_name, pod = self.diagnosed_pod(tier1, finding, signals)
+        namespace = await self.namespace(workload, tier1)
+        b_gap = self.gaps
+        if pod_name is None or namespace is None:
+            b_gap.append(Gap(what="Tier 2 evidence", why="no pod name or namespace could be resolved; nothing was guessed"))
+            return None
+        node = None
+        if finding is not None and finding.category == Category.NODE_FAILURE:
+            node = next((s.node for s in finding.signals if s.node), None) or (pod.node_name if pod else None)
+        try:
+            source = Tier2Source(self.kube)
+        except Exception as exc:
+            b_gap.append(Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}"))
+            return None
+        try:
+            containers = [c.name for c in pod.containers] if pod else []
+            evidence = await asyncio.wait_for(
+                source.collect(namespace, pod_name, containers, node), self.deadline.remaining()
+            )
+            if evidence.pod is not None and node is None:
+                pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
+                t2 = self.tier2_signals(evidence)
+                if pod_node and any(s.kind == Kind.NODE_FAILURE for s in t2):
+                    try:
+                        evidence.node = await asyncio.wait_for(source.read_node(pod_node), self.deadline.remaining())
+                    except Exception as exc:
+                        from diagnosis.k8s import Tier2Failure, _why
+
+                        evidence.failures.append(Tier2Failure(f"node {pod_node}", _why(exc)))
+            return evidence
+        except TimeoutError:
+            b_gap.append(Gap(what="Tier 2 evidence", why="timed out (diagnosis deadline)"))
+            return None
+        finally:
+            source.close()
+
+    def tier2_signals(self, t2: Tier2Evidence) -> list[Signal]:
+        out: list[Signal] = []
+        pod_src = f"kubectl describe pod {t2.pod_name} -n {t2.namespace}"
+        if t2.pod is not None:
+            out += pod_object_signals(t2.pod, source=pod_src)
+        ev_src = f"kubectl get events -n {t2.namespace} --field-selector involvedObject.name={t2.pod_name}"
+        for ev in t2.events:
+            at = parse_time(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp"))
+            out += text_signals(ev.get("reason"), ev.get("message"), source=ev_src, at=at, pod=t2.pod_name)
+        for (container, previous), text in t2.logs.items():
+            flag = " --previous" if previous else ""
+            out += log_signals(
+                text, source=f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}",
+                pod=t2.pod_name, container=container,
+            )
+        if t2.node is not None:
+            name = (t2.node.get("metadata") or {}).get("name")
+            out += node_signals(t2.node, source=f"kubectl describe node {name}")
+        return out
+
+
+def _missing_question(q: Question, missing: list[str]) -> str:
+    """One clear follow-up question naming every missing parameter (spec "Parameters")."""
+    target = f"'{q.workload_name}'" if q.workload_name else "the workload"
+    parts = []
+    if "workload" in missing:
+        parts.append("the workload name (or its workload id)")
+    if "project" in missing:
+        parts.append("the project")
+    if "cluster" in missing:
+        parts.append("the cluster (name or id)")
+    needs = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    tail = " I never guess the cluster or search across clusters." if "cluster" in missing else ""
+    return f"To diagnose {target} I need {needs}. Which {'/'.join(missing)} is it?{tail}"

@@ -1,0 +1,242 @@
+"""OSMO failure categories (FORMAT.md "OSMO categories"): one small pure rule per category.
+
+Each rule takes the :class:`TaskSignals` of one failed task and returns a :class:`Finding`
+(category + the direct evidence that decided it) or None. :data:`RULES` is the precedence,
+written once: the first rule that fires wins. No rule fires without direct evidence (a status,
+an exit code or a quoted message); :func:`classify_task` falls back to ``UNKNOWN``.
+
+Exit-code ranges (osmo-api.md §4.3): 1–255 user container; 256–257 osmo-init; 301–305 waiting
+reasons (ImagePullBackOff 301, ErrImagePull 302, ContainerCreateConfigError 303, CrashLoopBackOff
+304, ContainerStatusUnknown 305); 1000+ preflight; 2000+ osmo-ctrl (2010–2014 data); 3000–3006
+service-assigned; 4000 unknown.
+
+:func:`root_failed_task` picks the task whose failure caused the others (FAILED_UPSTREAM tasks and
+group peers that only say "Task <other> Failed." are followers), so a workflow whose failure reached
+a task only as FAILED_UPSTREAM gets the category of the upstream task that failed first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from diagnosis.osmo.models import Task, Workflow, is_failed
+from diagnosis.report import Category
+
+OOM_HINT = re.compile(r"OOMKilled|OOM[- ]?kill|oom_kill|Memory cgroup out of memory|\bout of memory\b", re.I)
+CUDA_OOM = re.compile(r"CUDA out of memory|cudaErrorMemoryAllocation", re.I)
+NODE_PRESSURE = re.compile(
+    r"DiskPressure|MemoryPressure|PIDPressure|ephemeral-storage|low on resource|node pressure|NodeNotReady|"
+    r"NotReady|node (?:was )?lost|TaintManagerEviction|UnexpectedAdmissionError",
+    re.I,
+)
+CONFIG_ERROR = re.compile(r"CreateContainerConfigError|ContainerCreateConfigError", re.I)
+NETWORK_HINT = re.compile(r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I)
+PEER_MESSAGE = re.compile(r"^\s*Task\s+(\S+)\s+Failed\.?\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class TaskSignals:
+    """What is known about one failed task: its ``status`` and ``exit_code`` (query JSON),
+    ``failure_message``, the workflow ``workflow_status``, and the task's ``events`` and ``log_tail`` text."""
+
+    task: str
+    status: str
+    exit_code: int | None
+    failure_message: str
+    workflow_status: str
+    events: str = ""
+    log_tail: str = ""
+
+    @property
+    def hint_text(self) -> str:
+        """Scheduler/listener text (failure message + events), where OOM or node hints appear."""
+        return f"{self.failure_message}\n{self.events}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A category with the direct evidence that decided it (``signal``: quoted raw value)."""
+
+    category: Category
+    signal: str
+    detail: str = ""
+
+
+def _has(s: TaskSignals, *statuses: str) -> bool:
+    return s.status in statuses or s.workflow_status in statuses
+
+
+def _exit_in(s: TaskSignals, low: int, high: int) -> bool:
+    return s.exit_code is not None and low <= s.exit_code <= high
+
+
+def _exit(s: TaskSignals) -> str:
+    return f"exit code {s.exit_code}"
+
+
+def canceled(s: TaskSignals) -> Finding | None:
+    """FAILED_CANCELED: the status decides (exit 143 with it is the cancel's SIGTERM)."""
+    return Finding(Category.CANCELED, "FAILED_CANCELED") if _has(s, "FAILED_CANCELED") else None
+
+
+def timeout(s: TaskSignals) -> Finding | None:
+    """FAILED_EXEC_TIMEOUT / FAILED_QUEUE_TIMEOUT: the status decides (``cancelled_by`` is only reported)."""
+    for status in ("FAILED_EXEC_TIMEOUT", "FAILED_QUEUE_TIMEOUT"):
+        if _has(s, status):
+            return Finding(Category.TIMEOUT, status)
+    return None
+
+
+def preempted(s: TaskSignals) -> Finding | None:
+    """FAILED_PREEMPTED or exit 3006."""
+    if s.status == "FAILED_PREEMPTED" or s.exit_code == 3006:
+        return Finding(Category.PREEMPTED, "FAILED_PREEMPTED" if s.status == "FAILED_PREEMPTED" else _exit(s))
+    return None
+
+
+def oom(s: TaskSignals) -> Finding | None:
+    """Exit 137 (OSMO's guide reads it as OOM), or FAILED_EVICTED / 3004 with an OOM hint or without a
+    node-pressure hint (the listener maps an OOMKilled container to FAILED_EVICTED / 3004)."""
+    if s.exit_code == 137:
+        return Finding(Category.OOM_KILLED, _exit(s))
+    if s.status == "FAILED_EVICTED" or s.exit_code == 3004:
+        m = OOM_HINT.search(s.hint_text)
+        if m and not CUDA_OOM.search(m.group(0)):
+            return Finding(Category.OOM_KILLED, m.group(0))
+        if s.exit_code == 3004 and not NODE_PRESSURE.search(s.hint_text):
+            return Finding(Category.OOM_KILLED, _exit(s))
+    return None
+
+
+def image_pull(s: TaskSignals) -> Finding | None:
+    """FAILED_IMAGE_PULL, or exit 301 (ImagePullBackOff) / 302 (ErrImagePull)."""
+    if s.status == "FAILED_IMAGE_PULL":
+        return Finding(Category.IMAGE_PULL_FAILED, "FAILED_IMAGE_PULL")
+    if s.exit_code in (301, 302):
+        return Finding(Category.IMAGE_PULL_FAILED, _exit(s))
+    return None
+
+
+def init_failed(s: TaskSignals) -> Finding | None:
+    """Exit 256–257: osmo-init (inputs, mounts) failed, so the user code never ran."""
+    return Finding(Category.INIT_FAILED, _exit(s)) if _exit_in(s, 256, 257) else None
+
+
+def data_failed(s: TaskSignals) -> Finding | None:
+    """Exit 2010–2014: download, mount, upload, data authorization check, data access unauthorized."""
+    return Finding(Category.DATA_FAILED, _exit(s)) if _exit_in(s, 2010, 2014) else None
+
+
+def start_failed(s: TaskSignals) -> Finding | None:
+    """FAILED_START_ERROR / 3003, FAILED_START_TIMEOUT / 3005, exit 303, preflight 1000–1999, or a
+    backend error caused by CreateContainerConfigError."""
+    for status in ("FAILED_START_ERROR", "FAILED_START_TIMEOUT"):
+        if s.status == status:
+            return Finding(Category.START_FAILED, status)
+    if s.exit_code in (303, 3003, 3005) or _exit_in(s, 1000, 1999):
+        return Finding(Category.START_FAILED, _exit(s))
+    m = CONFIG_ERROR.search(s.hint_text)
+    if (s.status == "FAILED_BACKEND_ERROR" or s.exit_code == 3001) and m:
+        return Finding(Category.START_FAILED, m.group(0))
+    return None
+
+
+def node_failure(s: TaskSignals) -> Finding | None:
+    """FAILED_BACKEND_ERROR / 3001, exit 305 (ContainerStatusUnknown), or FAILED_EVICTED without an OOM hint."""
+    if s.status == "FAILED_BACKEND_ERROR" or s.exit_code == 3001:
+        return Finding(Category.NODE_FAILURE, "FAILED_BACKEND_ERROR" if s.status == "FAILED_BACKEND_ERROR" else _exit(s))
+    if s.exit_code == 305:
+        return Finding(Category.NODE_FAILURE, _exit(s))
+    if s.status == "FAILED_EVICTED":
+        m = NODE_PRESSURE.search(s.hint_text)
+        return Finding(Category.NODE_FAILURE, m.group(0) if m else "FAILED_EVICTED")
+    return None
+
+
+def server_error(s: TaskSignals) -> Finding | None:
+    """FAILED_SERVER_ERROR / 3002, and osmo-ctrl codes other than the data range (2002, 2020–2040, …)."""
+    if _has(s, "FAILED_SERVER_ERROR"):
+        return Finding(Category.SERVER_ERROR, "FAILED_SERVER_ERROR")
+    if s.exit_code == 3002 or _exit_in(s, 2000, 2999):
+        return Finding(Category.SERVER_ERROR, _exit(s))
+    return None
+
+
+def app_crash(s: TaskSignals) -> Finding | None:
+    """User exit 1–255 other than 137, or 304 (CrashLoopBackOff): the program itself failed.
+    Names a peer or network cause when the logs show NCCL/collective timeouts."""
+    if _exit_in(s, 1, 255) or s.exit_code == 304:
+        m = NETWORK_HINT.search(s.log_tail)
+        return Finding(Category.CRASH_APP_ERROR, _exit(s), "NCCL" if m else "")
+    return None
+
+
+def upstream(s: TaskSignals) -> Finding | None:
+    """FAILED_UPSTREAM / 3000, used only when no upstream root failure can be seen."""
+    if s.status == "FAILED_UPSTREAM" or s.exit_code == 3000:
+        return Finding(Category.UPSTREAM_FAILED, "FAILED_UPSTREAM" if s.status == "FAILED_UPSTREAM" else _exit(s))
+    return None
+
+
+Rule = Callable[[TaskSignals], Finding | None]
+
+# Precedence, strongest direct signal first. Statuses that name who ended the task (cancel,
+# timeout, preemption) outrank the exit code they leave behind (143, 137).
+RULES: tuple[Rule, ...] = (
+    canceled,
+    timeout,
+    preempted,
+    oom,
+    image_pull,
+    init_failed,
+    data_failed,
+    start_failed,
+    node_failure,
+    server_error,
+    app_crash,
+    upstream,
+)
+
+
+def classify_task(signals: TaskSignals) -> Finding:
+    """The first rule of :data:`RULES` that fires, else ``UNKNOWN`` (exit 4000 or nothing above)."""
+    for rule in RULES:
+        finding = rule(signals)
+        if finding is not None:
+            return finding
+    signal = _exit(signals) if signals.exit_code is not None else signals.status
+    return Finding(Category.UNKNOWN, signal)
+
+
+def _follower(task: Task) -> bool:
+    """A task that failed only because another did: FAILED_UPSTREAM / 3000, or a group peer whose
+    message just says "Task <other> Failed." with no exit code of its own."""
+    if task.status == "FAILED_UPSTREAM" or task.exit_code == 3000:
+        return True
+    m = PEER_MESSAGE.match(task.failure_message or "")
+    return bool(m) and m.group(1) != task.name and task.exit_code is None
+
+
+def failed_tasks(workflow: Workflow) -> list[Task]:
+    return [t for t in workflow.tasks if is_failed(t.status)]
+
+
+def root_failed_task(workflow: Workflow) -> Task | None:
+    """The failed task that failed first among those with their own failure (not followers);
+    None when only followers (or no failed tasks) are visible. Ties keep query order."""
+    roots = [t for t in failed_tasks(workflow) if not _follower(t)]
+    if not roots:
+        return None
+    far = datetime.max.replace(tzinfo=None)
+
+    def key(t: Task) -> tuple[int, datetime]:
+        end = t.end_time.replace(tzinfo=None) if t.end_time else far
+        return (0 if t.exit_code is not None else 1, end)
+
+    # A peer message ("Task trainer-1 Failed.") points at the root directly.
+    named = {m.group(1) for t in failed_tasks(workflow) if (m := PEER_MESSAGE.match(t.failure_message or ""))}
+    preferred = [t for t in roots if t.name in named]
+    return sorted(preferred or roots, key=key)[0]

@@ -1,0 +1,285 @@
+"""Typed views of the OSMO REST payloads (``shared/reference/osmo-api.md`` §3, §5, §7).
+
+Every model ignores unknown fields and keeps statuses as plain ``str`` (the server and the
+eval fixtures disagree on values; a strict enum would break on new ones). Times are naive
+UTC in the API and become aware UTC datetimes here; durations are float seconds. GPU counts
+in ``ResourceUsage`` arrive as strings and become ``int`` (None when absent or unparseable).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from diagnosis.units import parse_time
+
+# WorkflowStatus.alive() (§4.1) and the statuses that end a workflow.
+ALIVE_STATUSES = frozenset({"PENDING", "RUNNING", "WAITING"})
+# TaskGroupStatus.in_queue (§4.2): tasks/groups waiting to be scheduled (WAITING = for upstream).
+QUEUED_TASK_STATUSES = frozenset({"SUBMITTING", "PROCESSING", "SCHEDULING", "PENDING"})
+HIGH_PRIORITIES = frozenset({"HIGH", "NORMAL"})
+
+
+def is_terminal(status: str | None) -> bool:
+    """True for COMPLETED and every FAILED* status (anything not alive and not unknown)."""
+    return bool(status) and status not in ALIVE_STATUSES
+
+
+def is_failed(status: str | None) -> bool:
+    """True for FAILED and every FAILED_* status (task, group or workflow)."""
+    return bool(status) and str(status).startswith("FAILED")
+
+
+def to_int(value: Any) -> int | None:
+    """``"8"`` / ``8`` / ``8.0`` -> 8; ``"-1"`` -> -1; None or garbage -> None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(str(value).strip())
+    except ValueError:
+        return None
+    if math.isnan(number):
+        return None
+    return int(number)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class _Timed(_Model):
+    @field_validator(
+        "submit_time", "start_time", "end_time", "scheduling_start_time", mode="before", check_fields=False
+    )
+    @classmethod
+    def _time(cls, value: Any) -> datetime | None:
+        return parse_time(value) if value not in (None, "") else None
+
+
+class Task(_Timed):
+    """``groups[].tasks[]`` of the workflow query. ``exit_code`` follows §4.3 ranges."""
+
+    name: str
+    retry_id: int | None = None
+    status: str = "UNKNOWN"
+    failure_message: str | None = None
+    exit_code: int | None = None
+    lead: bool | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    scheduling_start_time: datetime | None = None
+    node_name: str | None = None
+    pod_name: str | None = None
+    dashboard_url: str | None = None
+
+
+class Group(_Timed):
+    """``groups[]`` of the workflow query; ``remaining_upstream_groups`` names groups it waits for."""
+
+    name: str
+    status: str = "UNKNOWN"
+    failure_message: str | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    remaining_upstream_groups: list[str] | None = None
+    downstream_groups: list[str] | None = None
+    tasks: list[Task] = Field(default_factory=list)
+
+
+class Workflow(_Timed):
+    """``GET /api/workflow/{id}`` (``WorkflowQueryResponse``). ``name`` is the workflow ID."""
+
+    name: str
+    uuid: str | None = None
+    submitted_by: str | None = None
+    cancelled_by: str | None = None
+    status: str = "UNKNOWN"
+    priority: str | None = None
+    pool: str | None = None
+    backend: str | None = None
+    submit_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    queued_time: float | None = None
+    duration: float | None = None
+    exec_timeout: float | None = None
+    queue_timeout: float | None = None
+    outputs: str | None = None
+    overview: str | None = None
+    grafana_url: str | None = None
+    dashboard_url: str | None = None
+    app_name: str | None = None
+    groups: list[Group] = Field(default_factory=list)
+
+    @property
+    def tasks(self) -> list[Task]:
+        return [t for g in self.groups for t in g.tasks]
+
+    def group_of(self, task_name: str) -> Group | None:
+        return next((g for g in self.groups if any(t.name == task_name for t in g.tasks)), None)
+
+
+class ListEntry(_Timed):
+    """One item of ``GET /api/workflow`` (``ListEntry``, §5); ``name`` is the workflow ID."""
+
+    name: str
+    user: str | None = None
+    status: str = "UNKNOWN"
+    priority: str | None = None
+    pool: str | None = None
+    submit_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    queued_time: float | None = None
+    duration: float | None = None
+    overview: str | None = None
+    grafana_url: str | None = None
+    dashboard_url: str | None = None
+
+
+class WorkflowList(_Model):
+    """``GET /api/workflow`` response: ``workflows`` newest first, ``more_entries`` when paged."""
+
+    workflows: list[ListEntry] = Field(default_factory=list)
+    more_entries: bool = False
+
+
+class ResourceUsage(_Model):
+    """GPU counts of a pool (§7.1). ``quota_free`` = quota_limit - quota_used (HIGH/NORMAL only);
+    ``total_free`` = allocatable minus all usage over the pool's node set."""
+
+    quota_used: int | None = None
+    quota_free: int | None = None
+    quota_limit: int | None = None
+    total_usage: int | None = None
+    total_capacity: int | None = None
+    total_free: int | None = None
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _int(cls, value: Any) -> int | None:
+        return to_int(value)
+
+
+class Pool(_Model):
+    """``PoolResourceUsage``: pool config plus ``resource_usage``; ``status`` is ONLINE|OFFLINE|MAINTENANCE."""
+
+    name: str
+    status: str | None = None
+    backend: str | None = None
+    default_platform: str | None = None
+    resource_usage: ResourceUsage = Field(default_factory=ResourceUsage)
+
+
+class NodeSet(_Model):
+    pools: list[Pool] = Field(default_factory=list)
+
+
+class PoolQuota(_Model):
+    """``GET /api/pool_quota`` (``PoolResponse``)."""
+
+    node_sets: list[NodeSet] = Field(default_factory=list)
+    resource_sum: ResourceUsage | None = None
+
+    def pools(self) -> list[Pool]:
+        return [p for ns in self.node_sets for p in ns.pools]
+
+    def find(self, name: str) -> Pool | None:
+        return next((p for p in self.pools() if p.name == name), None)
+
+
+class NodeResources(_Model):
+    """One node of ``GET /api/resources`` (``ResourcesEntry``, §7.2)."""
+
+    hostname: str
+    backend: str | None = None
+    taints: list[Any] = Field(default_factory=list)
+    conditions: list[Any] | None = None
+    exposed_fields: dict[str, Any] = Field(default_factory=dict)
+    usage_fields: dict[str, Any] = Field(default_factory=dict)
+    non_workflow_usage_fields: dict[str, Any] = Field(default_factory=dict)
+    allocatable_fields: dict[str, Any] = Field(default_factory=dict)
+    platform_allocatable_fields: dict[str, dict[str, dict[str, Any]]] | None = None
+    pool_platform_labels: dict[str, list[str]] | None = None
+
+    @field_validator("taints", "exposed_fields", "usage_fields", "non_workflow_usage_fields",
+                     "allocatable_fields", mode="before")
+    @classmethod
+    def _none_to_empty(cls, value: Any, info: Any) -> Any:
+        if value is None:
+            return [] if info.field_name == "taints" else {}
+        return value
+
+    def pools(self) -> set[str]:
+        """Pools this node serves: keys of ``platform_allocatable_fields`` / ``pool_platform_labels``,
+        else the ``pool/platform`` entries of ``exposed_fields``."""
+        names: set[str] = set((self.platform_allocatable_fields or {}).keys())
+        names |= set((self.pool_platform_labels or {}).keys())
+        if not names:
+            raw = self.exposed_fields.get("pool/platform") or []
+            if isinstance(raw, str):
+                raw = [raw]
+            names = {str(item).split("/", 1)[0] for item in raw}
+        return names
+
+    def gpu_free(self, pool: str) -> int | None:
+        """Free GPUs for ``pool`` on this node: floor(capacity) - ceil(used) (§7.2), capacity from
+        ``platform_allocatable_fields[pool][*].gpu`` (largest platform), else ``allocatable_fields.gpu``;
+        used from ``usage_fields.gpu``. None when the node does not serve ``pool`` or has no GPU figure."""
+        if pool not in self.pools():
+            return None
+        capacity: float | None = None
+        for fields in ((self.platform_allocatable_fields or {}).get(pool) or {}).values():
+            value = _num(fields.get("gpu")) if isinstance(fields, dict) else None
+            if value is not None and (capacity is None or value > capacity):
+                capacity = value
+        if capacity is None:
+            capacity = _num(self.allocatable_fields.get("gpu"))
+        if capacity is None or capacity <= 0:
+            return None
+        used = _num(self.usage_fields.get("gpu")) or 0.0
+        return max(0, math.floor(capacity) - math.ceil(used))
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+class TaskRequest(_Model):
+    """A task's *requested* resources: an item of ``GET /api/task`` or ``GET /api/workflow/{id}/task/{name}``.
+
+    ``gpu``/``cpu`` are counts; ``memory``/``storage`` are kept as the server sent them (Gi numbers
+    or quantities)."""
+
+    task_name: str = Field(validation_alias=AliasChoices("task_name", "name"))
+    workflow_id: str | None = None
+    retry_id: int | None = None
+    status: str | None = None
+    node: str | None = None
+    gpu: int | None = None
+    cpu: float | None = None
+    memory: str | None = None
+    storage: str | None = None
+
+    @field_validator("gpu", mode="before")
+    @classmethod
+    def _gpu(cls, value: Any) -> int | None:
+        return to_int(value)
+
+    @field_validator("cpu", mode="before")
+    @classmethod
+    def _cpu(cls, value: Any) -> float | None:
+        return _num(value)
+
+    @field_validator("memory", "storage", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> str | None:
+        return None if value is None else str(value)

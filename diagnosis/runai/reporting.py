@@ -1,0 +1,413 @@
+"""Building the :class:`~diagnosis.report.Report` of a Run:ai diagnosis (spec Step 5).
+
+Verdict first, then identity, quantified evidence citing the call it came from, recurrence,
+the recommended next action (never performed), what could not be seen, and console links.
+Requested or limited memory is never presented as a measured peak.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from diagnosis.k8s import Tier2Evidence
+from diagnosis.question import Question
+from diagnosis.report import (
+    Category,
+    Choice,
+    EvidenceItem,
+    Excerpt,
+    Gap,
+    Identity,
+    Link,
+    Outcome,
+    Recurrence,
+    Report,
+)
+from diagnosis.runai.classify import Finding
+from diagnosis.runai.models import Cluster, Workload
+from diagnosis.runai.signals import Kind, Signal, log_error_lines
+from diagnosis.units import bytes_text, quantity_bytes
+
+if TYPE_CHECKING:
+    from diagnosis.runai.procedure import Tier1
+
+MAX_EVIDENCE = 14
+LOG_EXCERPT_LINES = 20
+
+_NEXT_ACTIONS: dict[Category, str] = {
+    Category.OOM_KILLED: (
+        "Raise the container memory limit (cpuMemory limit) or cut peak host memory use "
+        "(smaller batch or sequence length, fewer data-loader workers, no in-memory dataset cache), then resubmit."
+    ),
+    Category.IMAGE_PULL_FAILED: (
+        "Check the image reference and tag exist in the registry and that the project has pull credentials "
+        "(imagePullSecrets / a registry credential) for it, then resubmit."
+    ),
+    Category.INIT_FAILED: "Fix what the init container needs (see its log: permissions, data source, command), then resubmit.",
+    Category.DATASOURCE_MOUNT_FAILED: (
+        "Create the missing data source (PVC, Secret or ConfigMap) in the workload's namespace, or fix its name "
+        "in the workload's data sources, then resubmit."
+    ),
+    Category.CRASH_APP_ERROR: "Fix the application error shown in the container log (or the command/arguments), then resubmit.",
+    Category.NODE_FAILURE: (
+        "The workload was not at fault: resubmit it (it will be placed on a healthy node) and report the node "
+        "to the cluster administrators."
+    ),
+    Category.SCHEDULING_POLICY_TERMINATED: (
+        "The workload was stopped by a scheduling policy, not by an error: adjust the policy limit with the "
+        "project administrator, or keep the workload busy / shorter, then resubmit."
+    ),
+    Category.UNKNOWN: (
+        "Gather container-level evidence: kubectl describe pod <pod> -n <namespace>; kubectl logs <pod> -n "
+        "<namespace> --previous; kubectl get events -n <namespace> --field-selector involvedObject.name=<pod>."
+    ),
+}
+
+_HEADLINES: dict[Category, str] = {
+    Category.OOM_KILLED: "was killed by the kernel for exceeding its memory limit (OOMKilled)",
+    Category.IMAGE_PULL_FAILED: "could not pull its container image",
+    Category.INIT_FAILED: "failed in an init container before the main container started",
+    Category.DATASOURCE_MOUNT_FAILED: "could not mount one of its data sources",
+    Category.CRASH_APP_ERROR: "failed because its own program exited with an error",
+    Category.NODE_FAILURE: "failed because its node failed",
+    Category.SCHEDULING_POLICY_TERMINATED: "was stopped by a scheduling policy",
+    Category.UNKNOWN: "failed, but the evidence does not name a cause",
+}
+
+
+def _short(text: str, limit: int = 400) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class ReportBuilder:
+    """Accumulates the parts of one report; the terminal methods return the finished :class:`Report`."""
+
+    now: datetime
+    lookback: timedelta
+    console_url: str
+    identity: Identity | None = None
+    evidence: list[EvidenceItem] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    excerpts: list[Excerpt] = field(default_factory=list)
+    rec: Recurrence | None = None
+
+    # -- parts ----------------------------------------------------------------------------------------
+
+    def gap(self, what: str, why: str) -> None:
+        if not any(g.what == what and g.why == why for g in self.gaps):
+            self.gaps.append(Gap(what=what, why=why))
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def add(self, label: str, value: str, source: str, at: datetime | None = None) -> None:
+        self.evidence.append(EvidenceItem(label=label, value=value, source=source, at=at))
+
+    def set_identity(self, workload: Workload, tier1: Tier1 | None) -> None:
+        cluster_name = None
+        if tier1 is not None:
+            cluster_name = next((c.name for c in tier1.clusters.value or [] if c.uuid == workload.cluster_id), None)
+        self.identity = Identity(
+            system="runai",
+            cluster_name=cluster_name,
+            cluster_id=workload.cluster_id,
+            project=workload.project_name,
+            namespace=workload.namespace,
+            workload_name=workload.name,
+            workload_id=workload.id,
+            workload_type=workload.type,
+            phase=workload.phase,
+        )
+        self.links.append(Link(label="Run:ai workload", url=f"{self.console_url}/workloads/{workload.id}"))
+        self.links.append(Link(label="Run:ai workloads", url=f"{self.console_url}/workloads"))
+
+    def recurrence(self, category: Category, times: list[datetime]) -> None:
+        self.rec = Recurrence(
+            category=category.value,
+            count=len(times),
+            lookback_seconds=int(self.lookback.total_seconds()),
+            occurrences=times,
+        )
+
+    def signal_evidence(self, signals: Sequence[Signal], limit: int = MAX_EVIDENCE) -> None:
+        """Group identical messages (count, first and last time) and add them, newest group last."""
+        groups: OrderedDict[tuple[str, str], list[Signal]] = OrderedDict()
+        for s in signals:
+            groups.setdefault((s.kind.value, s.text), []).append(s)
+        for (_, text), members in list(groups.items())[-limit:]:
+            first = members[0]
+            times = sorted(m.at for m in members if m.at)
+            label = first.reason or first.kind.value
+            if first.container:
+                label += f" (container {first.container}{', init' if first.init else ''})"
+            if first.pod:
+                label += f" on pod {first.pod}"
+            value = _short(text)
+            if len(members) > 1:
+                value += f" (x{len(members)}" + (
+                    f", first {times[0]:%Y-%m-%d %H:%M:%S}, last {times[-1]:%Y-%m-%d %H:%M:%S} UTC)" if times else ")"
+                )
+            self.add(label, value, first.source, times[-1] if len(members) == 1 and times else None)
+
+    def memory(self, workload: Workload, tier1: Tier1, tier2: Tier2Evidence | None) -> None:
+        """Peak CPU-memory usage vs the memory *limit* (spec Step 4); never a request or limit as a peak."""
+        limit_raw: str | None = None
+        limit_src = ""
+        for pod in tier1.pods.value or []:
+            rr = pod.requested_resources
+            if rr and rr.cpu_memory and rr.cpu_memory.limit:
+                limit_raw, limit_src = str(rr.cpu_memory.limit), f"GET /api/v1/workloads/{workload.id}/pods (requestedResources.cpuMemory.limit)"
+                break
+        wr = workload.pods_requested_resources
+        if limit_raw is None and wr and wr.cpu_memory and wr.cpu_memory.limit:
+            limit_raw, limit_src = str(wr.cpu_memory.limit), f"GET /api/v1/workloads/{workload.id} (podsRequestedResources.cpuMemory.limit)"
+        spec = (tier1.spec.value.spec if tier1.spec.value else {}) or {}
+        compute = spec.get("compute") or {}
+        if limit_raw is None and compute.get("cpuMemoryLimit"):
+            limit_raw, limit_src = str(compute["cpuMemoryLimit"]), "submitted spec (compute.cpuMemoryLimit)"
+        if limit_raw is None and tier2 and tier2.pod:
+            for c in (tier2.pod.get("spec") or {}).get("containers") or []:
+                lim = ((c.get("resources") or {}).get("limits") or {}).get("memory")
+                if lim:
+                    limit_raw, limit_src = str(lim), f"kubectl describe pod {tier2.pod_name} (resources.limits.memory)"
+                    break
+        request_raw = None
+        if wr and wr.cpu_memory and wr.cpu_memory.request:
+            request_raw = str(wr.cpu_memory.request)
+        elif compute.get("cpuMemoryRequest"):
+            request_raw = str(compute["cpuMemoryRequest"])
+        metrics = tier1.metrics.value
+        limit_bytes = quantity_bytes(limit_raw) if limit_raw else None
+        if limit_bytes is None and metrics is not None:
+            series = metrics.series("CPU_MEMORY_LIMIT_BYTES")
+            values = series.floats() if series else []
+            if values:
+                limit_bytes = int(max(v for _, v in values))
+                limit_raw = str(limit_bytes)
+                limit_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_LIMIT_BYTES)"
+        if limit_raw and limit_bytes is not None:
+            self.add("memory limit (the OOM ceiling)", f"{limit_raw} = {bytes_text(limit_bytes)}", limit_src)
+        elif limit_raw:
+            self.add("memory limit (the OOM ceiling)", limit_raw, limit_src)
+        else:
+            self.gap("memory limit", "no cpuMemory limit in the pods, workload, spec or metrics")
+        if request_raw and request_raw != limit_raw:
+            req_b = quantity_bytes(request_raw)
+            self.add("memory request (reservation floor, not usage)", request_raw + (f" = {bytes_text(req_b)}" if req_b else ""),
+                     f"GET /api/v1/workloads/{workload.id}")
+        metrics_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_USAGE_BYTES)"
+        if metrics is None:
+            self.gap("memory usage metrics", "the metrics call failed; no peak can be stated")
+            return
+        usage = metrics.series("CPU_MEMORY_USAGE_BYTES")
+        points = usage.floats() if usage else []
+        if not points:
+            self.add("peak memory usage", "no peak observed (the usage series is empty in the lookback)", metrics_src)
+            return
+        at, peak = max(points, key=lambda p: p[1])
+        text = bytes_text(peak)
+        if limit_bytes:
+            text += f", {100 * peak / limit_bytes:.1f}% of the limit"
+        self.add("peak memory usage (measured)", text, metrics_src, at)
+
+    def tier2(self, t2: Tier2Evidence) -> None:
+        """Tier 2 failures as gaps; the most telling log as an excerpt; restart counts as evidence."""
+        for failure in t2.failures:
+            self.gap(failure.what, failure.why)
+        if t2.pod is not None:
+            status = t2.pod.get("status") or {}
+            for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+                if cs.get("restartCount"):
+                    self.add(
+                        f"restart count (container {cs.get('name')})", str(cs.get("restartCount")),
+                        f"kubectl describe pod {t2.pod_name} -n {t2.namespace}",
+                    )
+        best: tuple[int, str, str] | None = None
+        for (container, previous), text in t2.logs.items():
+            if not text.strip():
+                continue
+            score = len(log_error_lines(text)) * 2 + (1 if previous else 0)
+            flag = " --previous" if previous else ""
+            cmd = f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}"
+            if best is None or score > best[0]:
+                best = (score, cmd, text)
+        if best is not None:
+            lines = best[2].rstrip("\n").splitlines()[-LOG_EXCERPT_LINES:]
+            self.excerpts.append(Excerpt(title=f"Last {len(lines)} log lines", text="\n".join(lines), source=best[1]))
+        elif not any(g.what.startswith("logs") for g in self.gaps):
+            self.gap("container logs", "no log could be read (the container may never have run)")
+
+    # -- finished reports ---------------------------------------------------------------------------
+
+    def _report(self, outcome: Outcome, headline: str, **kw: Any) -> Report:
+        return Report(
+            system="runai",
+            outcome=outcome,
+            headline=headline,
+            identity=self.identity,
+            evidence=self.evidence,
+            gaps=self.gaps,
+            notes=self.notes,
+            links=self.links,
+            excerpts=self.excerpts,
+            recurrence=self.rec,
+            generated_at=self.now,
+            **kw,
+        )
+
+    def needs_input(self, q: Question, missing: list[str], question: str, choices: list[Choice]) -> Report:
+        return self._report(
+            Outcome.NEEDS_INPUT,
+            "I need more information before I can look: " + question,
+            question=question,
+            missing=missing,
+            choices=choices,
+        )
+
+    def not_found(self, q: Question, cluster_id: str, by_id: bool) -> Report:
+        if by_id:
+            what = f"No workload with id {q.workload_id} exists on cluster {cluster_id}"
+            ask = "Check the workload id (Run:ai console, Workloads) and the cluster, and ask again."
+        else:
+            what = (
+                f"No workload named '{q.workload_name}' exists in project '{q.project}' on cluster {cluster_id}, "
+                "live or deleted"
+            )
+            ask = "Which workload do you mean? Send its workload id (Run:ai console, Workloads), or check the name and project."
+        return self._report(Outcome.NOT_FOUND, what + ". " + ask, question=ask, next_action=ask)
+
+    def cluster_mismatch(self, q: Question, workload: Workload, cluster_id: str, clusters: list[Cluster] | None) -> Report:
+        self.set_identity(workload, None)
+        self.add("asked cluster", cluster_id, "question")
+        self.add("workload's clusterId", workload.cluster_id or "?", f"GET /api/v1/workloads/{workload.id}")
+        return self._report(
+            Outcome.CLUSTER_MISMATCH,
+            f"Workload {workload.id} belongs to cluster {workload.cluster_id}, not to the cluster you asked about "
+            f"({cluster_id}). I stopped rather than diagnose a workload from another cluster.",
+            next_action="Ask again with the right cluster, or check the workload id.",
+        )
+
+    def route_preempted(self, workload: Workload, signals: Sequence[Signal]) -> Report:
+        self.signal_evidence(signals, 4)
+        return self._report(
+            Outcome.ROUTE_PREEMPTED,
+            f"{workload.name} was preempted (phase {workload.phase}): Run:ai stopped it to free resources for "
+            "another workload. Preemption is not a failure, so no failure category is given.",
+            next_action=(
+                "Use the preempted-workload diagnosis (runai-diagnose-preempted-workload). To avoid preemption, "
+                "run within the project's quota, as non-preemptible, or at a higher priority."
+            ),
+        )
+
+    def succeeded(self, workload: Workload) -> Report:
+        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        return self._report(
+            Outcome.SUCCEEDED,
+            f"{workload.name} did not fail: its phase is {workload.phase} (finished successfully).",
+            next_action="Nothing to fix. If you meant another run, send its workload id.",
+        )
+
+    def out_of_scope(self, workload: Workload) -> Report:
+        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        if workload.phase_message:
+            self.add("phaseMessage", workload.phase_message, f"GET /api/v1/workloads/{workload.id}")
+        return self._report(
+            Outcome.OUT_OF_SCOPE,
+            f"{workload.name} is {workload.phase}: it is paused, not failed, so failure diagnosis does not apply.",
+            next_action="Resume it from the Run:ai console or CLI when you want it to run (I never change workloads).",
+        )
+
+    def route_pending(self, workload: Workload, scheduling: Sequence[Signal]) -> Report:
+        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.signal_evidence(scheduling, 4)
+        return self._report(
+            Outcome.ROUTE_PENDING,
+            f"{workload.name} is Pending with only scheduling evidence (waiting for resources or quota); "
+            "no pod has failed.",
+            next_action="Use the pending-workload diagnosis: check the project's quota, the node pool's free GPUs, "
+            "and whether the workload could run as preemptible.",
+        )
+
+    def ask_past_run(self, workload: Workload) -> Report:
+        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        question = (
+            f"{workload.name} is Running with no crash loop or failure signal. Did you mean a past run? "
+            "Send that run's workload id."
+        )
+        return self._report(Outcome.ASK_PAST_RUN, question, question=question)
+
+    def phase_only(self, workload: Workload, signals: Sequence[Signal]) -> Report:
+        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        if workload.phase_message:
+            self.add("phaseMessage", workload.phase_message, f"GET /api/v1/workloads/{workload.id}")
+        return self._report(
+            Outcome.PHASE_ONLY,
+            f"{workload.name} is {workload.phase}; that is not a terminal failure, so no category is assigned.",
+            next_action="Ask again once it reaches a terminal phase, or if it shows a crash loop.",
+        )
+
+    def diagnosed(
+        self,
+        workload: Workload,
+        tier1: Tier1,
+        finding: Finding,
+        final: Sequence[Signal],
+        tier2: Tier2Evidence | None,
+        kube_available: bool,
+    ) -> Report:
+        cat = finding.category
+        primary = list(finding.signals)
+        explain = [s for s in final if s.kind == Kind.LOG_ERROR]
+        self.evidence[:0] = []
+        head: list[EvidenceItem] = []
+        saved, self.evidence = self.evidence, head
+        self.signal_evidence(primary)
+        exit_codes = sorted({s.exit_code for s in primary + [s for s in final if s.kind == Kind.EXIT_SIGNAL]
+                             if s.exit_code is not None})
+        if exit_codes:
+            self.add("exit code", ", ".join(str(c) for c in exit_codes), primary[0].source if primary else "events")
+        nodes = sorted({s.node for s in primary if s.node})
+        pods = tier1.pods.value or []
+        pod_names = {s.pod for s in primary if s.pod}
+        for p in pods:
+            if p.name in pod_names and p.node_name:
+                nodes.append(p.node_name)
+        if not nodes and len(pods) == 1 and pods[0].node_name:
+            nodes.append(pods[0].node_name)
+        if nodes:
+            self.add("node", ", ".join(sorted(set(nodes))), f"GET /api/v1/workloads/{workload.id}/pods (nodeName)")
+        for p in pods:
+            if p.name in pod_names or len(pods) == 1:
+                if p.k8s_phase:
+                    self.add(f"k8sPhase of pod {p.name}", p.k8s_phase, f"GET /api/v1/workloads/{workload.id}/pods")
+        for s in explain[-4:]:
+            self.add(f"log error line (container {s.container})", _short(s.text, 300), s.source)
+        self.add("phase", workload.phase + (f": {workload.phase_message}" if workload.phase_message else ""),
+                 f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.evidence = head + saved
+        name = workload.name
+        headline = f"{name} {_HEADLINES[cat]}."
+        if cat == Category.UNKNOWN and finding.reason:
+            headline = f"{name} failed ({workload.phase}), but the cause is UNKNOWN: {finding.reason}."
+            if not kube_available:
+                self.note("UNKNOWN rather than a guess: without Tier 2 the Tier 1 evidence names no cause.")
+        elif cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
+            headline = (f"{name} was killed by the kubelet because its liveness probe failed "
+                        "(the program did not answer its health check in time).")
+        elif cat == Category.NODE_FAILURE and nodes:
+            headline = f"{name} failed because its node {', '.join(sorted(set(nodes)))} failed."
+        next_action = _NEXT_ACTIONS[cat]
+        if cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
+            next_action = ("Give the program time to start: raise the liveness probe's initialDelaySeconds or "
+                           "failureThreshold, or add a startupProbe, then resubmit.")
+        if self.rec is not None and self.rec.recurring:
+            headline += f" It recurred: {self.rec.count} times in the lookback."
+        return self._report(Outcome.DIAGNOSED, headline, category=cat, next_action=next_action)

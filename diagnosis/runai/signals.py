@@ -1,0 +1,332 @@
+"""Evidence as data: raw Run:ai and Kubernetes objects turned into :class:`Signal` values.
+
+A signal is one observed fact that can support a category: an ``OOMKilled`` reason, an image
+pull error, a non-zero exit code, a liveness kill... Each carries the raw text it was read from
+(quoted verbatim in the report), the call it came from, its time, pod and container. Nothing
+here decides a verdict; :mod:`diagnosis.runai.classify` does, purely, over these values.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from diagnosis.units import parse_time
+
+
+class Kind(StrEnum):
+    """What a signal says. Direct kinds name a category by themselves; others support or explain."""
+
+    OOM_KILLED = "oom_killed"
+    IMAGE_PULL = "image_pull"
+    INIT_FAILED = "init_failed"
+    MOUNT_FAILED = "mount_failed"
+    NODE_FAILURE = "node_failure"
+    POLICY_STOP = "policy_stop"
+    APP_EXIT = "app_exit"  # non-zero exit of the program itself (1-127, 132, 134, 136, 139, ...)
+    START_ERROR_APP = "start_error_app"  # exec format / executable not found / StartError of the main container
+    CUDA_OOM = "cuda_oom"  # CUDA out of memory raised inside the program
+    LIVENESS_KILL = "liveness_kill"  # the kubelet killed the container for a failing probe
+    LIVENESS_FAILING = "liveness_failing"  # probe failures (supporting)
+    EXIT_SIGNAL = "exit_signal"  # 137, 143 or another 128+n without a named sender
+    CRASHLOOP = "crashloop"  # CrashLoopBackOff / back-off restarting failed container
+    PREEMPTED = "preempted"
+    SCHEDULING = "scheduling"  # Unschedulable, over quota, insufficient resources
+    POD_ERROR = "pod_error"  # k8sPhase Error: pod failure that still needs a cause
+    STARTED = "started"  # a container started (supersedes earlier start-phase errors of that pod)
+    LOG_ERROR = "log_error"  # an error line in a container log (explains; never classifies alone)
+
+
+DIRECT_KINDS = frozenset(
+    {
+        Kind.OOM_KILLED, Kind.IMAGE_PULL, Kind.INIT_FAILED, Kind.MOUNT_FAILED, Kind.NODE_FAILURE,
+        Kind.POLICY_STOP, Kind.APP_EXIT, Kind.START_ERROR_APP, Kind.CUDA_OOM, Kind.LIVENESS_KILL,
+    }
+)
+# Signals that describe a pod that could not start; a later "Started" of the same pod supersedes them.
+START_PHASE_KINDS = frozenset({Kind.IMAGE_PULL, Kind.MOUNT_FAILED})
+APP_SIGNAL_EXITS = frozenset({132, 134, 136, 139})  # SIGILL, SIGABRT, SIGFPE, SIGSEGV raised by the program
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One fact. ``text``: the raw message/reason quoted verbatim; ``source``: the call it came from."""
+
+    kind: Kind
+    text: str
+    source: str
+    at: datetime | None = None
+    pod: str | None = None
+    container: str | None = None
+    exit_code: int | None = None
+    reason: str | None = None
+    init: bool = False
+    node: str | None = None
+
+
+# -- text patterns (one place) --------------------------------------------------------------------
+
+_TERMINATED = re.compile(
+    r"(?i)\b(init\s+)?container\s+\"?([A-Za-z0-9._-]+)\"?\s+(?:terminated\s+with\s+reason\s+(\w+)\s*"
+    r"\(exit\s+code\s+(\d+)\)|exited\s+with\s+(?:exit\s+)?code\s+(\d+))"
+)
+_IMAGE_PULL_REASONS = {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "ImageInspectError"}
+_IMAGE_PULL_TEXT = re.compile(
+    r"(?i)failed to pull image|back-off pulling image|errimagepull|imagepullbackoff|pull access denied|"
+    r"manifest unknown|invalidimagename|failed to resolve reference"
+)
+_MOUNT_REASONS = {"FailedMount", "FailedAttachVolume", "FailedMapVolume", "CreateContainerConfigError"}
+_MOUNT_TEXT = re.compile(
+    r"(?i)persistentvolumeclaims?\s+\"?[^\"\s]+\"?\s+not\s+found|unable to attach or mount volumes|"
+    r"mountvolume\.\w+ failed|secrets?\s+\"[^\"]+\"\s+not\s+found|configmaps?\s+\"[^\"]+\"\s+not\s+found|"
+    r"couldn't find key|failed to sync (?:secret|configmap)|createcontainerconfigerror|"
+    r"unbound immediate persistentvolumeclaims|persistentvolumeclaim is not bound|volume .* not found"
+)
+_NODE_REASONS = {"NodeNotReady", "TaintManagerEviction", "NodeLost", "NodeShutdown", "UnexpectedAdmissionError", "Rebooted"}
+_NODE_TEXT = re.compile(
+    r"(?i)node is not ready|node\s+\S+\s+(?:is\s+)?not\s*ready|nodenotready|node lost|the node was low on resource|"
+    r"the node had condition|node shutdown|node\.kubernetes\.io/(?:unreachable|not-ready)|"
+    r"deletionbytaintmanager|marking for deletion pod"
+)
+_NODE_RUNTIME_TEXT = re.compile(
+    r"(?i)nvidia-container-cli|nvidia-container-runtime|nvidia-container-toolkit|prestart hook|"
+    r"gpu (?:is|has fallen off|device) lost|gpu is lost|unhealthy (?:gpu|devices?)|xid\s*\d+|"
+    r"failed to reserve container name|failed to create shim|name is reserved|container runtime is down|"
+    r"cannot allocate unhealthy devices|nvml|driver/library version mismatch"
+)
+_POLICY_REASONS = {"DeadlineExceeded", "IdleGPUTimeLimitExceeded", "MaxDurationExceeded", "IdleTimeout", "Stopped"}
+_POLICY_TEXT = re.compile(
+    r"(?i)activedeadlineseconds|deadlineexceeded|job was active longer than specified deadline|"
+    r"idle (?:gpu )?time limit|idle[- ]timeout|idle gpu|maximum (?:run ?time|duration|runtime)|"
+    r"max(?:imum)?[- ]duration|time limit policy|stopped by (?:the )?(?:user|owner|admin|administrator)|"
+    r"manually stopped|manual stop|stopped manually|user requested (?:stop|termination)"
+)
+_PREEMPT_TEXT = re.compile(r"(?i)\bpreempted\b|\bpreemptionby\w*|preempted and rescheduled")
+_SCHED_REASONS = {"Unschedulable", "FailedScheduling", "NotReady", "Pipelined", "NonPreemptibleOverQuota", "OverLimit"}
+_SCHED_TEXT = re.compile(
+    r"(?i)\d+/\d+ nodes are available|insufficient (?:nvidia\.com/gpu|cpu|memory)|over quota|quota has reached|"
+    r"not enough resources|unschedulable|waiting for \d+ pods"
+)
+_LIVENESS_KILL = re.compile(r"(?i)failed (?:liveness|startup) probe,? will be restarted")
+_PROBE_FAILED = re.compile(r"(?i)(?:liveness|startup) probe failed")
+_START_ERROR_REASONS = {"StartError", "RunContainerError", "CreateContainerError", "ContainerCannotRun"}
+_START_APP_TEXT = re.compile(
+    r"(?i)exec format error|executable file not found|no such file or directory: unknown|"
+    r"exec: \"[^\"]+\": (?:stat|permission denied)|permission denied: unknown"
+)
+_CUDA_OOM = re.compile(r"(?i)cuda out of memory|torch\.cuda\.outofmemoryerror|cuda error: out of memory|CUBLAS_STATUS_ALLOC_FAILED")
+_BACKOFF_RESTART = re.compile(r"(?i)back-off restarting failed container\s+\"?([A-Za-z0-9._-]+)")
+_OOM_TEXT = re.compile(r"\bOOMKilled\b|(?i:memory cgroup out of memory|oom-kill|oomkilling)")
+_LOG_ERROR = re.compile(
+    r"(?i)^\s*(?:[\w.]+(?:error|exception)\b|traceback \(most recent call last\)|fatal error|fatal:|panic:|"
+    r"error:|\S+: error:|segmentation fault|killed$|.*cuda out of memory|.*nccl.*(?:error|timeout|watchdog))"
+)
+
+
+def classify_exit(code: int) -> Kind:
+    """Exit code -> kind: 137/143/other 128+n without a named sender stay unresolved (EXIT_SIGNAL)."""
+    if code in APP_SIGNAL_EXITS:
+        return Kind.APP_EXIT
+    if 128 < code < 160:
+        return Kind.EXIT_SIGNAL
+    return Kind.APP_EXIT
+
+
+def text_signals(
+    reason: str | None,
+    message: str | None,
+    *,
+    source: str,
+    at: datetime | None,
+    pod: str | None = None,
+    container: str | None = None,
+    node: str | None = None,
+) -> list[Signal]:
+    """Signals in one (reason, message) pair: an event, a phase update, a condition, a waiting state."""
+    reason = reason or ""
+    message = message or ""
+    both = f"{reason} {message}"
+    quote = message or reason
+    out: list[Signal] = []
+
+    def add(kind: Kind, **kw: Any) -> None:
+        out.append(
+            Signal(kind=kind, text=quote, source=source, at=at, pod=pod, container=kw.pop("container", container),
+                   reason=reason or None, node=node, **kw)
+        )
+
+    if _PREEMPT_TEXT.search(both) or reason in {"Preempted", "Preempting"}:
+        add(Kind.PREEMPTED)
+    for m in _TERMINATED.finditer(message):
+        is_init = bool(m.group(1))
+        name = m.group(2)
+        term_reason = m.group(3)
+        code = int(m.group(4) or m.group(5))
+        if term_reason == "OOMKilled":
+            add(Kind.OOM_KILLED, container=name, exit_code=code, init=is_init)
+        elif code != 0:
+            if is_init:
+                add(Kind.INIT_FAILED, container=name, exit_code=code, init=True)
+            kind = classify_exit(code)
+            add(kind, container=name, exit_code=code, init=is_init)
+    if _OOM_TEXT.search(both) and not any(s.kind == Kind.OOM_KILLED for s in out):
+        add(Kind.OOM_KILLED)
+    if reason in _IMAGE_PULL_REASONS or _IMAGE_PULL_TEXT.search(both):
+        add(Kind.IMAGE_PULL)
+    if reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
+        add(Kind.MOUNT_FAILED)
+    if reason in _START_ERROR_REASONS or _START_APP_TEXT.search(both) or _NODE_RUNTIME_TEXT.search(both):
+        if _NODE_RUNTIME_TEXT.search(both):
+            add(Kind.NODE_FAILURE)
+        elif reason in _START_ERROR_REASONS or _START_APP_TEXT.search(both):
+            add(Kind.START_ERROR_APP)
+    if reason in _NODE_REASONS or _NODE_TEXT.search(both):
+        add(Kind.NODE_FAILURE)
+    if reason == "Evicted" and not _NODE_TEXT.search(both) and not any(s.kind == Kind.PREEMPTED for s in out):
+        add(Kind.NODE_FAILURE)
+    if reason in _POLICY_REASONS - {"Stopped"} or _POLICY_TEXT.search(both):
+        add(Kind.POLICY_STOP)
+    if _LIVENESS_KILL.search(message):
+        add(Kind.LIVENESS_KILL)
+    elif _PROBE_FAILED.search(message):
+        add(Kind.LIVENESS_FAILING)
+    if _CUDA_OOM.search(message):
+        add(Kind.CUDA_OOM)
+    m = _BACKOFF_RESTART.search(message)
+    if m or reason == "CrashLoopBackOff":
+        add(Kind.CRASHLOOP, container=m.group(1) if m else container)
+    if (reason in _SCHED_REASONS or _SCHED_TEXT.search(both)) and not any(
+        s.kind == Kind.MOUNT_FAILED for s in out
+    ):
+        add(Kind.SCHEDULING)
+    if reason == "Started" or message.startswith("Started container"):
+        add(Kind.STARTED)
+    return out
+
+
+def k8s_phase_signals(k8s_phase: str | None, *, source: str, at: datetime | None, pod: str | None) -> list[Signal]:
+    """A pod's ``k8sPhase`` from the Run:ai pods endpoint as status evidence (FORMAT.md "Run:ai phases")."""
+    phase = (k8s_phase or "").strip()
+    if not phase:
+        return []
+    base = {"text": phase, "source": source, "at": at, "pod": pod, "reason": phase}
+    if phase == "OOMKilled":
+        return [Signal(Kind.OOM_KILLED, **base)]  # type: ignore[arg-type]
+    if phase in _IMAGE_PULL_REASONS:
+        return [Signal(Kind.IMAGE_PULL, **base)]  # type: ignore[arg-type]
+    if phase.startswith("Init:") and phase not in {"Init:0/1"} and re.search(r"Error|CrashLoop", phase):
+        return [Signal(Kind.INIT_FAILED, init=True, **base)]  # type: ignore[arg-type]
+    if phase == "CreateContainerConfigError":
+        return [Signal(Kind.MOUNT_FAILED, **base)]  # type: ignore[arg-type]
+    if phase == "CrashLoopBackOff":
+        return [Signal(Kind.CRASHLOOP, **base)]  # type: ignore[arg-type]
+    if phase in {"Error", "Failed"}:
+        return [Signal(Kind.POD_ERROR, **base)]  # type: ignore[arg-type]
+    if phase in _START_ERROR_REASONS:
+        return [Signal(Kind.START_ERROR_APP, **base)]  # type: ignore[arg-type]
+    return []
+
+
+def _state_signals(
+    cs: dict[str, Any], state_key: str, *, pod: str, init: bool, source: str, node: str | None
+) -> list[Signal]:
+    state = cs.get(state_key) or {}
+    name = cs.get("name")
+    out: list[Signal] = []
+    term = state.get("terminated")
+    if term:
+        code = term.get("exitCode")
+        reason = term.get("reason") or ""
+        at = parse_time(term.get("finishedAt"))
+        label = f"{reason} (exit code {code})" + (f": {term.get('message')}" if term.get("message") else "")
+        common: dict[str, Any] = {
+            "text": label, "source": source, "at": at, "pod": pod, "container": name,
+            "exit_code": code, "reason": reason, "init": init, "node": node,
+        }
+        if reason == "OOMKilled":
+            out.append(Signal(Kind.OOM_KILLED, **common))
+        elif isinstance(code, int) and code != 0:
+            if init:
+                out.append(Signal(Kind.INIT_FAILED, **common))
+            if reason in _START_ERROR_REASONS or term.get("message"):
+                out += text_signals(reason, term.get("message"), source=source, at=at, pod=pod, container=name, node=node)
+            out.append(Signal(classify_exit(code), **common))
+    waiting = state.get("waiting")
+    if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+        out += text_signals(
+            waiting.get("reason"), waiting.get("message"), source=source, at=None, pod=pod, container=name, node=node
+        )
+        if init and waiting.get("reason") == "CrashLoopBackOff":
+            out.append(
+                Signal(Kind.INIT_FAILED, text="CrashLoopBackOff", source=source, pod=pod, container=name,
+                       reason="CrashLoopBackOff", init=True, node=node)
+            )
+    return out
+
+
+def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
+    """Signals in a core/v1 Pod (``kubectl describe pod``): container states, lastStates, pod reason, conditions."""
+    meta = pod.get("metadata") or {}
+    name = meta.get("name")
+    status = pod.get("status") or {}
+    node = (pod.get("spec") or {}).get("nodeName")
+    out: list[Signal] = []
+    if status.get("reason") or status.get("message"):
+        out += text_signals(status.get("reason"), status.get("message"), source=source, at=None, pod=name, node=node)
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "DisruptionTarget" and cond.get("status") == "True":
+            reason = cond.get("reason") or ""
+            if reason.startswith("Preemption"):
+                out.append(Signal(Kind.PREEMPTED, text=f"{reason}: {cond.get('message', '')}", source=source,
+                                  at=parse_time(cond.get("lastTransitionTime")), pod=name, reason=reason, node=node))
+            elif reason in {"DeletionByTaintManager", "TerminationByKubelet"}:
+                out += text_signals(reason, cond.get("message"), source=source,
+                                    at=parse_time(cond.get("lastTransitionTime")), pod=name, node=node)
+                out.append(Signal(Kind.NODE_FAILURE, text=f"{reason}: {cond.get('message', '')}", source=source,
+                                  at=parse_time(cond.get("lastTransitionTime")), pod=name, reason=reason, node=node))
+    for init, key in ((True, "initContainerStatuses"), (False, "containerStatuses")):
+        for cs in status.get(key) or []:
+            for state_key in ("state", "lastState"):
+                out += _state_signals(cs, state_key, pod=str(name), init=init, source=source, node=node)
+    return out
+
+
+def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
+    """A node whose Ready condition is not True, or that carries unreachable/not-ready taints."""
+    name = (node.get("metadata") or {}).get("name")
+    out: list[Signal] = []
+    for cond in (node.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready" and cond.get("status") != "True":
+            text = f"Ready={cond.get('status')} reason {cond.get('reason')}: {cond.get('message', '')}".strip()
+            out.append(Signal(Kind.NODE_FAILURE, text=text, source=source,
+                              at=parse_time(cond.get("lastTransitionTime")), reason=cond.get("reason"), node=name))
+        elif cond.get("type") in {"MemoryPressure", "DiskPressure", "PIDPressure"} and cond.get("status") == "True":
+            out.append(Signal(Kind.NODE_FAILURE, text=f"{cond.get('type')}=True: {cond.get('message', '')}",
+                              source=source, at=parse_time(cond.get("lastTransitionTime")), node=name,
+                              reason=cond.get("reason")))
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("key") in {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}:
+            out.append(Signal(Kind.NODE_FAILURE, text=f"taint {taint.get('key')}:{taint.get('effect')}",
+                              source=source, at=parse_time(taint.get("timeAdded")), node=name))
+    return out
+
+
+def log_error_lines(text: str, limit: int = 6) -> list[str]:
+    """The most telling error lines of a log, last ones first kept in order (exception lines, ``error:`` lines)."""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    hits = [ln for ln in lines if _LOG_ERROR.search(ln) and not ln.lower().startswith("traceback")]
+    return hits[-limit:]
+
+
+def log_signals(text: str, *, source: str, pod: str, container: str) -> list[Signal]:
+    """Error lines of a container log (explaining evidence) and CUDA OOM raised inside the program."""
+    out = [Signal(Kind.LOG_ERROR, text=line.strip(), source=source, pod=pod, container=container)
+           for line in log_error_lines(text)]
+    for line in text.splitlines():
+        if _CUDA_OOM.search(line):
+            out.append(Signal(Kind.CUDA_OOM, text=line.strip(), source=source, pod=pod, container=container))
+            break
+    return out
