@@ -123,7 +123,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
 
         def wait(state: RetryCallState) -> float:
             backoff = wait_exponential_jitter(
-                initial=self.retry.initial_backoff, max=self.retry.max_backoff, jitter=self.retry.initial_backoff
+                multiplier=self.retry.initial_backoff, max=self.retry.max_backoff, jitter=self.retry.initial_backoff
             )(state)
             outcome = state.outcome
             if outcome is not None and not outcome.failed:

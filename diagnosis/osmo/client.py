@@ -84,6 +84,8 @@ class StreamText:
             why = f"the stream was still open after {self.deadline_s:g} s (a live workflow's stream never ends)"
         else:
             why = "the connection broke while reading"
+        if self.bytes_read == 0:
+            return f"The {what} sent nothing before being cut: {why}."
         return f"The {what} shown are only the first {self.bytes_read} bytes: {why}."
 
 

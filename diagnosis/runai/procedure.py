@@ -437,16 +437,17 @@ class Diagnosis:
         return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available)
 
     def needs_tier2(self, finding: cls.Finding | None, final: Sequence[Signal]) -> bool:
-        """Spec Step 4: container-level evidence needed, exit 137 unexplained, or no Tier 1 category."""
+        """Spec Step 4: Tier 2 when container-level evidence is needed, exit 137 is unexplained, or Tier 1
+        produces no category. Container-level evidence (exit states, restart counts, previous logs) is what
+        explains an OOM kill, a crash and an init failure; a node failure needs ``describe node``. Image pull,
+        mount and policy findings are explained by their Tier 1 messages."""
         if not self.kube.available:
             return False
         if finding is None or cls.unresolved_exit(final):
             return True
-        if finding.category in {Category.CRASH_APP_ERROR, Category.INIT_FAILED, Category.NODE_FAILURE}:
-            return True
-        if finding.category == Category.OOM_KILLED:
-            return not any(s.exit_code is not None for s in finding.signals)
-        return False
+        return finding.category in {
+            Category.OOM_KILLED, Category.CRASH_APP_ERROR, Category.INIT_FAILED, Category.NODE_FAILURE,
+        }
 
     def diagnosed_pod(self, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]) -> tuple[str | None, Pod | None]:
         """The pod to inspect: the one the finding names, else the newest failed pod, else one events name."""

@@ -230,11 +230,19 @@ class ReportBuilder:
                         f"restart count (container {cs.get('name')})", str(cs.get("restartCount")),
                         f"kubectl describe pod {t2.pod_name} -n {t2.namespace}",
                     )
+        terminated_now: set[str] = set()
+        if t2.pod is not None:
+            status = t2.pod.get("status") or {}
+            for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+                if (cs.get("state") or {}).get("terminated"):
+                    terminated_now.add(str(cs.get("name")))
         best: tuple[int, str, str] | None = None
         for (container, previous), text in t2.logs.items():
             if not text.strip():
                 continue
-            score = len(log_error_lines(text)) * 2 + (1 if previous else 0)
+            # The container that ended the run: its current log if it is terminated now, else the previous one.
+            latest = (not previous) if container in terminated_now else previous
+            score = len(log_error_lines(text)) * 2 + (1 if latest else 0)
             flag = " --previous" if previous else ""
             cmd = f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}"
             if best is None or score > best[0]:
@@ -388,7 +396,11 @@ class ReportBuilder:
             if p.name in pod_names or len(pods) == 1:
                 if p.k8s_phase:
                     self.add(f"k8sPhase of pod {p.name}", p.k8s_phase, f"GET /api/v1/workloads/{workload.id}/pods")
-        for s in explain[-4:]:
+        seen_lines: set[str] = set()
+        for s in reversed(explain):
+            if s.text in seen_lines or len(seen_lines) >= 4:
+                continue
+            seen_lines.add(s.text)
             self.add(f"log error line (container {s.container})", _short(s.text, 300), s.source)
         self.add("phase", workload.phase + (f": {workload.phase_message}" if workload.phase_message else ""),
                  f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)

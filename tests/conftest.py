@@ -1,0 +1,54 @@
+"""Shared fixtures: run a snapshot through the real core against the sandbox over loopback HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from diagnosis.answer import Backends, answer
+from diagnosis.config import KubeConfig, OsmoConfig, RunaiConfig
+from diagnosis.question import Question
+from diagnosis.report import Report
+from diagnosis.units import parse_time
+from sandbox.server import Sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+CASES = SHARED / "cases"
+
+Diagnose = Callable[..., Awaitable[tuple[Report, Sandbox]]]
+
+
+@pytest.fixture
+def diagnose() -> Diagnose:
+    """``await diagnose(snapshot, **question_overrides)`` -> (report, sandbox after the run)."""
+
+    async def run(snapshot: dict[str, Any], deadline: float = 30.0, **overrides: Any) -> tuple[Report, Sandbox]:
+        sandbox = Sandbox(snapshot)
+        sandbox.start()
+        try:
+            now = parse_time(snapshot["now"])
+            assert now is not None
+            backends = Backends(
+                runai=RunaiConfig(sandbox.url, "sandbox", "sandbox", console_url="https://runai.example.com",
+                                  deadline=deadline, request_timeout=5.0)
+                if "runai" in snapshot else None,
+                kube=KubeConfig(kubeconfig=sandbox.kubeconfig()),
+                osmo=OsmoConfig(sandbox.url, "sandbox") if "osmo" in snapshot else None,
+                now=lambda: now,
+            )
+            ask = {k: v for k, v in (snapshot.get("ask") or {}).items() if v is not None}
+            ask.update(overrides)
+            question = Question.model_validate(ask)
+            from diagnosis.question import parse_text
+
+            question = question.merged(parse_text(question.text))
+            report = await answer(question, backends)
+        finally:
+            sandbox.stop()
+        return report, sandbox
+
+    return run
