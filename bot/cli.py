@@ -21,7 +21,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from diagnosis.answer import BackendUnavailable, Backends, answer
+from diagnosis.answer import Backends, BackendUnavailable, answer
 from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
 from diagnosis.logs import setup_logging
 from diagnosis.question import Question, QuestionError, parse_text
@@ -148,16 +148,26 @@ def emit(report: Report, fmt: Format) -> None:
 
 @app.command()
 def diagnose(
-    question: Annotated[str | None, typer.Argument(help='Free text, e.g. "what killed train-gpt2 in project nlp?"')] = None,
-    cluster_id: Annotated[str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID (required for Run:ai).")] = None,
+    question: Annotated[
+        str | None, typer.Argument(help='Free text, e.g. "what killed train-gpt2 in project nlp?"')
+    ] = None,
+    cluster_id: Annotated[
+        str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID (required for Run:ai).")
+    ] = None,
     workload_id: Annotated[str | None, typer.Option("--workload-id", help="Run:ai workload UUID (Option A).")] = None,
-    workload: Annotated[str | None, typer.Option("--workload", help="Workload name (Option B, with --project).")] = None,
+    workload: Annotated[
+        str | None, typer.Option("--workload", help="Workload name (Option B, with --project).")
+    ] = None,
     project: Annotated[str | None, typer.Option("--project", help="Run:ai project name.")] = None,
-    intent: Annotated[IntentOpt | None, typer.Option("--intent", help="terminal (past failure) or current symptom.")] = None,
+    intent: Annotated[
+        IntentOpt | None, typer.Option("--intent", help="terminal (past failure) or current symptom.")
+    ] = None,
     lookback: Annotated[str | None, typer.Option("--lookback", help="Recurrence window, e.g. 7d, 36h.")] = None,
     workflow: Annotated[str | None, typer.Option("--workflow", help="OSMO workflow ID.")] = None,
     fmt: Annotated[Format, typer.Option("--format", help="text, json or blocks.")] = Format.text,
-    snapshot: Annotated[str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox and diagnose it.")] = None,
+    snapshot: Annotated[
+        str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox and diagnose it.")
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
 ) -> None:
     """Diagnose one workload (Run:ai) or workflow (OSMO)."""

@@ -28,12 +28,74 @@ _CURRENT_WORDS = re.compile(
 )
 _LOOKBACK_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$", re.I)
 _STOPWORDS = {
-    "my", "the", "a", "an", "this", "that", "it", "its", "workload", "workloads", "job", "jobs", "pod", "pods",
-    "training", "train", "run", "workspace", "notebook", "pending", "failed", "fail", "crash", "crashed",
-    "why", "what", "did", "does", "is", "was", "and", "or", "in", "on", "of", "for", "to", "with", "me",
-    "please", "check", "can", "you", "happened", "stopped", "killed", "crashloopbackoff", "imagepullbackoff",
-    "status", "project", "cluster", "again", "still", "stuck", "there", "here", "today", "yesterday",
-    "workflow", "workflows", "task", "hi", "hey", "help", "diagnose", "error", "errors", "wrong",
+    "my",
+    "the",
+    "a",
+    "an",
+    "this",
+    "that",
+    "it",
+    "its",
+    "workload",
+    "workloads",
+    "job",
+    "jobs",
+    "pod",
+    "pods",
+    "training",
+    "train",
+    "run",
+    "workspace",
+    "notebook",
+    "pending",
+    "failed",
+    "fail",
+    "crash",
+    "crashed",
+    "why",
+    "what",
+    "did",
+    "does",
+    "is",
+    "was",
+    "and",
+    "or",
+    "in",
+    "on",
+    "of",
+    "for",
+    "to",
+    "with",
+    "me",
+    "please",
+    "check",
+    "can",
+    "you",
+    "happened",
+    "stopped",
+    "killed",
+    "crashloopbackoff",
+    "imagepullbackoff",
+    "status",
+    "project",
+    "cluster",
+    "again",
+    "still",
+    "stuck",
+    "there",
+    "here",
+    "today",
+    "yesterday",
+    "workflow",
+    "workflows",
+    "task",
+    "hi",
+    "hey",
+    "help",
+    "diagnose",
+    "error",
+    "errors",
+    "wrong",
 }
 
 
@@ -80,6 +142,8 @@ class Question(BaseModel):
         """Values of ``self`` win; missing ones are filled from ``other``."""
         data = other.model_dump()
         for key, value in self.model_dump().items():
+            if key == "kind" and value == "runai" and data.get("kind") not in (None, "runai"):
+                continue  # "runai" is the default kind: a specific kind parsed elsewhere wins over it
             if value not in (None, ""):
                 data[key] = value
         return Question.model_validate(data)
@@ -127,10 +191,21 @@ _WORKLOAD_RES = [
     re.compile(rf"(?i)^\s*(?:my\s+)?({_NAME})\s+(?:in\s+|on\s+|has\s+|is\s+|was\s+|stopped|failed|crashed|died|keeps)"),
     re.compile(rf"(?i)\b(?:check|diagnose|about)\s+({_NAME})\b"),
 ]
-_OSMO_LIST = re.compile(r"(?i)\b(?:list|show)\b.*\bworkflows?\b|\brecent\s+workflows\b|\bmy\s+workflows\b")
-_OSMO_EXPLAIN = re.compile(rf"(?i)\bwhat\s+does\s+(?:workflow\s+)?({_NAME})\s+do\b|\bexplain\s+(?:workflow\s+)?({_NAME})")
-_OSMO_WATCH = re.compile(rf"(?i)^\s*watch\s+(?:workflow\s+)?({_NAME})")
-_OSMO_WORKFLOW = re.compile(rf"(?i)\bworkflow\s+(?:id\s+)?({_NAME})")
+_OSMO_LIST = re.compile(
+    r"(?i)\b(?:list|show)\b.*\bworkflows\b|\b(?:list|show)\s+(?:my\s+|the\s+|all\s+)?workflows?\s*$|"
+    r"\b(?:recent|latest|last)\s+(?:\w+\s+)?workflows\b|\bmy\s+workflows\b|\bworkflows\s+(?:list|status)\b"
+)
+_OSMO_EXPLAIN = re.compile(
+    rf"(?i)\bwhat\s+(?:does|did|is)\s+(?:the\s+)?(?:workflow\s+)?({_NAME})\s+(?:do|doing|for)\b|"
+    rf"\bexplain\s+(?:the\s+)?(?:workflow\s+)?({_NAME})|\bwhat\s+(?:does|did)\s+(?:the\s+)?workflow\s+({_NAME})"
+)
+_OSMO_WATCH = re.compile(rf"(?i)^\s*(?:/diagnose\s+)?(?:watch|follow|monitor)\s+(?:the\s+)?(?:workflow\s+)?({_NAME})")
+_OSMO_WORKFLOW = re.compile(rf"(?i)\b(?:osmo\s+)?workflow\s+(?:id\s+)?({_NAME})")
+# An OSMO workflow ID is ``<name>-<N>`` (osmo-api.md §2 "Workflow IDs").
+_OSMO_ID = re.compile(r"(?i)(?<![\w./-])([a-z][a-z0-9_.-]*-[0-9]+)(?![\w./-])")
+_OSMO_STATUS_OF = re.compile(rf"(?i)\bstatus\s+(?:of|for|on)\s+(?:the\s+|my\s+)?({_NAME})")
+# Words that make a text a Run:ai question (then an ID-like name stays a workload name only).
+_RUNAI_WORDS = re.compile(r"(?i)\b(?:workloads?|jobs?|pods?|workspaces?|notebooks?|project|cluster|run:?ai)\b")
 
 
 def _first(patterns: list[re.Pattern[str]], text: str) -> str | None:
@@ -169,22 +244,7 @@ def parse_text(text: str | None) -> Question:
     lb = _LOOKBACK_TEXT.search(cleaned)
     if lb:
         q.lookback = lb.group(1)
-    if _OSMO_WATCH.search(cleaned):
-        q.kind = "osmo_watch"
-        q.workflow_id = _OSMO_WATCH.search(cleaned).group(1)  # type: ignore[union-attr]
-        return q
-    if _OSMO_LIST.search(cleaned):
-        q.kind = "osmo_list"
-        return q
-    ex = _OSMO_EXPLAIN.search(cleaned)
-    if ex and re.search(r"(?i)\bworkflow\b", cleaned):
-        q.kind = "osmo_explain"
-        q.workflow_id = ex.group(1) or ex.group(2)
-        return q
-    wf = _OSMO_WORKFLOW.search(cleaned)
-    if wf and wf.group(1).lower() not in _STOPWORDS:
-        q.kind = "osmo_status"
-        q.workflow_id = wf.group(1)
+    if _parse_osmo(q, cleaned):
         return q
     if q.workload_id is None:
         without = cleaned
@@ -193,4 +253,49 @@ def parse_text(text: str | None) -> Question:
         name = _first(_WORKLOAD_RES, without)
         if name and not UUID_RE.fullmatch(name):
             q.workload_name = name
+    _osmo_by_id(q, cleaned)
     return q
+
+
+def _osmo_name(match: re.Match[str] | None) -> str | None:
+    if match is None:
+        return None
+    value = next((g for g in match.groups() if g), None)
+    return value if value and value.lower() not in _STOPWORDS else None
+
+
+def _parse_osmo(q: Question, cleaned: str) -> bool:
+    """Explicit OSMO forms: watch, list, explain, "workflow <id>". Sets ``kind``/``workflow_id``; True when matched."""
+    watched = _osmo_name(_OSMO_WATCH.search(cleaned))
+    if watched:
+        q.kind, q.workflow_id = "osmo_watch", watched
+        return True
+    if _OSMO_LIST.search(cleaned):
+        q.kind = "osmo_list"
+        return True
+    explained = _osmo_name(_OSMO_EXPLAIN.search(cleaned))
+    if explained and (_OSMO_ID.fullmatch(explained) or re.search(r"(?i)\bworkflow\b", cleaned)):
+        q.kind, q.workflow_id = "osmo_explain", explained
+        return True
+    named = _osmo_name(_OSMO_WORKFLOW.search(cleaned))
+    if named:
+        q.kind, q.workflow_id = "osmo_status", named
+        return True
+    return False
+
+
+def _osmo_by_id(q: Question, cleaned: str) -> None:
+    """A text that names no Run:ai scope (project, cluster, UUID, "workload"/"job"/"pod"…) and names a
+    ``<name>-<N>`` ID ("why is sdg-render-7 pending", "status of sdg-render-7") is also a workflow
+    question: ``workflow_id`` is set (``workload_name`` is kept, so a Run:ai-only setup still answers)."""
+    if q.project or q.cluster or q.cluster_hint or q.workload_id or _RUNAI_WORDS.search(cleaned):
+        return
+    candidate = q.workload_name if q.workload_name and _OSMO_ID.fullmatch(q.workload_name) else None
+    if candidate is None:
+        status_of = _osmo_name(_OSMO_STATUS_OF.search(cleaned))
+        candidate = status_of if status_of and _OSMO_ID.fullmatch(status_of) else None
+    if candidate is None:
+        m = _OSMO_ID.search(cleaned)
+        candidate = m.group(1) if m and m.group(1).lower() not in _STOPWORDS else None
+    if candidate:
+        q.kind, q.workflow_id = "osmo_status", candidate

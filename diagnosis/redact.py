@@ -25,9 +25,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     # PEM private keys (whole block).
     (
-        re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL
-        ),
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.DOTALL),
         REDACTED,
     ),
     # JSON Web Tokens (three base64url segments, the first two starting with eyJ).
@@ -43,7 +41,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         re.compile(
             r"(?i)([\"']?\b[A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|passwd|pwd|api[_-]?key|access[_-]?key"
             r"|private[_-]?key|secret[_-]?key|client[_-]?secret)s?[\"']?\s*[=:]\s*[\"']?)"
-            r"(?!\[REDACTED\])([^\s\"',;}&]{3,})"
+            # the value: not already redacted, and secret-looking (a digit, capital or symbol, or 16+ chars)
+            r"(?!\[REDACTED\])((?=[^\s\"',;}&]*(?-i:[0-9A-Z_/+=.@$!%*#-]))[^\s\"',;}&]{3,}|[^\s\"',;}&]{16,})"
         ),
         r"\1" + REDACTED,
     ),
@@ -64,7 +63,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         REDACTED,
     ),
     (
-        re.compile(r"(?i)(aws_secret_access_key|secretaccesskey|secret_key)([\"']?\s*[=:]\s*[\"']?)([A-Za-z0-9/+=]{20,})"),
+        re.compile(
+            r"(?i)(aws_secret_access_key|secretaccesskey|secret_key)([\"']?\s*[=:]\s*[\"']?)([A-Za-z0-9/+=]{20,})"
+        ),
         r"\1\2" + REDACTED,
     ),
 ]

@@ -91,7 +91,7 @@ class EvidenceItem(_Sanitized):
 
 
 class Gap(_Sanitized):
-    """Something that could not be seen: ``what`` (e.g. "previous logs") and ``why`` (e.g. "403", "HTTP 500 after 3 attempts")."""
+    """Something that could not be seen: ``what`` (e.g. "previous logs") and ``why`` (e.g. "HTTP 403")."""
 
     what: str
     why: str

@@ -18,8 +18,15 @@ from sandbox.server import SandboxState
 def status(code: int, reason: str, message: str) -> JSONResponse:
     """A Kubernetes ``Status`` failure body."""
     return JSONResponse(
-        {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-         "message": message, "reason": reason, "code": code},
+        {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": message,
+            "reason": reason,
+            "code": code,
+        },
         status_code=code,
     )
 
@@ -40,8 +47,11 @@ def routes(state: SandboxState) -> list[BaseRoute]:
 
     def find_pod(ns: str, name: str) -> dict[str, Any] | None:
         return next(
-            (p for p in pods if p.get("metadata", {}).get("name") == name
-             and p.get("metadata", {}).get("namespace", ns) == ns),
+            (
+                p
+                for p in pods
+                if p.get("metadata", {}).get("name") == name and p.get("metadata", {}).get("namespace", ns) == ns
+            ),
             None,
         )
 
@@ -64,9 +74,14 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         container = q.get("container")
         previous = q.get("previous", "false").lower() == "true"
         entry = next(
-            (lg for lg in logs if lg.get("pod") == name and lg.get("namespace", ns) == ns
-             and (container is None or lg.get("container") == container)
-             and bool(lg.get("previous")) == previous),
+            (
+                lg
+                for lg in logs
+                if lg.get("pod") == name
+                and lg.get("namespace", ns) == ns
+                and (container is None or lg.get("container") == container)
+                and bool(lg.get("previous")) == previous
+            ),
             None,
         )
         if entry is None:
@@ -79,7 +94,7 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         tail = q.get("tailLines")
         if tail and tail.isdigit():
             lines = data.splitlines(keepends=True)
-            data = b"".join(lines[-int(tail):]) if int(tail) else b""
+            data = b"".join(lines[-int(tail) :]) if int(tail) else b""
         limit = q.get("limitBytes")
         if limit and limit.isdigit():
             data = data[: int(limit)]

@@ -5,7 +5,8 @@
 - ``GET /api/workflow``: list entries built from the ``query`` objects, newest ``submit_time`` first
   (``order=ASC`` reverses), honouring ``statuses``, ``pools``/``all_pools``, ``users``, ``limit`` (<= 1000),
   ``offset``; ``more_entries`` when more remain.
-- ``GET /api/workflow/{id}``: the ``query``; an unknown ID answers 400 ``DATABASE`` "Workflow <id> is not found.".
+- ``GET /api/workflow/{id}``: the ``query``; an unknown ID answers 400 ``DATABASE``
+  "Workflow <id> is not found.".
 - ``GET /api/workflow/{id}/logs|events|spec``: ``text/plain`` streams of ``logs`` (``task_logs`` or a
   ``[task]`` filter with ``task_name``; ``last_n_lines`` tail), ``events`` (``task_name`` filter, wrapped
   messages kept with their event) and ``spec_template``. ``null`` answers 500. For a live workflow
@@ -13,7 +14,8 @@
   disconnects or :data:`LIVE_STREAM_HOLD_S` pass (a real live stream never ends).
 - ``GET /api/task`` and ``GET /api/workflow/{id}/task/{name}``: from the entry's ``tasks`` list, else derived
   from ``spec_template`` (``resource: <name>`` selects ``resources.<name>``, else ``resources.default``).
-- ``GET /api/pool_quota``, ``GET /api/pool`` and ``GET /api/resources`` honour ``pools``; ``null`` answers 500.
+- ``GET /api/pool_quota``, ``GET /api/pool`` and ``GET /api/resources`` honour ``pools``;
+  ``null`` answers 500.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ JWT_LIFETIME_S = 300
 _EVENT_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
 
 
-def osmo_error(status: int, message: str, error_code: str | None = None, workflow_id: str | None = None) -> JSONResponse:
+def osmo_error(
+    status: int, message: str, error_code: str | None = None, workflow_id: str | None = None
+) -> JSONResponse:
     """The OSMO error body (§8): ``{"message", "error_code", "workflow_id"}``; 500s carry only ``message``."""
     body: dict[str, Any] = {"message": message}
     if error_code is not None:
@@ -83,7 +87,8 @@ def tail_lines(text: str, n: int) -> str:
 
 
 def spec_tasks(spec_text: str | None) -> list[dict[str, Any]]:
-    """(name, requested resources) of every task in a template spec: ``[{"task_name", "gpu", "cpu", "memory", "storage"}]``."""
+    """Every task of a template spec with its requested resources:
+    ``[{"task_name", "gpu", "cpu", "memory", "storage"}]``."""
     if not spec_text:
         return []
     try:
@@ -92,7 +97,8 @@ def spec_tasks(spec_text: str | None) -> list[dict[str, Any]]:
         return []
     if not isinstance(doc, dict):
         return []
-    wf = doc.get("workflow") if isinstance(doc.get("workflow"), dict) else doc
+    inner = doc.get("workflow")
+    wf: dict[str, Any] = inner if isinstance(inner, dict) else doc
     resources = wf.get("resources") or doc.get("resources") or {}
     tasks: list[dict[str, Any]] = []
     raw_tasks = list(wf.get("tasks") or [])
@@ -210,7 +216,9 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         name = qp.get("name")
         if name:
             items = [i for i in items if name in str(i["name"])]
-        items.sort(key=lambda i: str(i.get("submit_time") or ""), reverse=qp.get("order", "DESC").upper() != "ASC")
+        items.sort(
+            key=lambda i: str(i.get("submit_time") or ""), reverse=qp.get("order", "DESC").upper() != "ASC"
+        )
         page = items[offset : offset + limit]
         return JSONResponse({"workflows": page, "more_entries": offset + limit < len(items)})
 

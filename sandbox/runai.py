@@ -123,9 +123,7 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if denied is not None:
             return denied
         deleted = request.query_params.get("deleted", "").lower() == "true"
-        items = [
-            e["workload"] for e in entries if bool(e["workload"].get("deletedAt")) == deleted
-        ]
+        items = [e["workload"] for e in entries if bool(e["workload"].get("deletedAt")) == deleted]
         for expr in _filters(request):
             items = [w for w in items if _matches(w, expr)]
         sort_by = request.query_params.get("sortBy")

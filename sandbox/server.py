@@ -16,7 +16,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +80,8 @@ class SeenRequest:
     path: str
     query: str
     status: int = 0
+    started: float = 0.0  # time.monotonic() when the request arrived
+    finished: float = 0.0  # time.monotonic() when the response started
 
 
 @dataclass
@@ -146,7 +148,9 @@ def build_app(state: SandboxState) -> Starlette:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        seen = SeenRequest(scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"))
+        seen = SeenRequest(
+            scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), started=time.monotonic()
+        )
         with state.lock:
             state.requests.append(seen)
             fault = next((f for f in state.faults if f.matches(seen.path)), None)
@@ -156,9 +160,10 @@ def build_app(state: SandboxState) -> Starlette:
         if delay:
             await asyncio.sleep(delay)
 
-        async def recording_send(message: dict[str, Any]) -> None:
+        async def recording_send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 seen.status = message["status"]
+                seen.finished = time.monotonic()
             await send(message)
 
         if fault is not None and fault.status:
@@ -194,6 +199,16 @@ class Sandbox:
     def requests(self) -> list[SeenRequest]:
         return self.state.requests
 
+    def sequential_depth(self, requests: list[SeenRequest] | None = None) -> int:
+        """The longest chain of requests each of which started after the previous one answered."""
+        reqs = sorted(requests if requests is not None else self.requests, key=lambda r: r.started)
+        depth = [1] * len(reqs)
+        for i, r in enumerate(reqs):
+            for j in range(i):
+                if reqs[j].finished <= r.started:
+                    depth[i] = max(depth[i], depth[j] + 1)
+        return max(depth, default=0)
+
     def mutating_requests(self) -> list[SeenRequest]:
         """Requests with a mutating method, token exchanges excepted."""
         token_paths = {"/api/v1/token", "/api/v2/token", "/api/auth/jwt/access_token"}
@@ -209,7 +224,6 @@ class Sandbox:
             access_log=False,
         )
         server = uvicorn.Server(config)
-        server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._server = server
         self._thread = threading.Thread(target=server.run, name="sandbox", daemon=True)
         self._thread.start()

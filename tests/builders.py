@@ -26,7 +26,7 @@ def wid(seed: str) -> str:
 
 
 def workload(name: str = "train-7", project: str = "nlp", phase: str = "Failed", **kw: Any) -> dict[str, Any]:
-    w = {
+    w: dict[str, Any] = {
         "id": wid(name + phase),
         "name": name,
         "type": "Training",
@@ -48,43 +48,89 @@ def workload(name: str = "train-7", project: str = "nlp", phase: str = "Failed",
 
 
 def phase_update(phase: str, when: str, message: str = "") -> dict[str, Any]:
-    return {"meta": {"type": "PhaseUpdate", "creationTimestamp": when},
-            "spec": {"phaseUpdate": {"phase": phase, "phaseMessage": message}}}
+    return {
+        "meta": {"type": "PhaseUpdate", "creationTimestamp": when},
+        "spec": {"phaseUpdate": {"phase": phase, "phaseMessage": message}},
+    }
 
 
-def event(reason: str, message: str, when: str, pod: str = "train-7-0-0", kind: str = "Pod",
-          type_: str = "Warning", source: str = "kubelet") -> dict[str, Any]:
-    return {"meta": {"type": "Event", "creationTimestamp": when},
-            "spec": {"event": {"createdAt": when, "id": str(uuid.uuid4()), "type": type_, "clusterId": CLUSTER,
-                               "message": message, "reason": reason, "source": source,
-                               "involvedObject": {"uid": "u", "kind": kind, "name": pod, "namespace": "runai-nlp"}}}}
+def event(
+    reason: str,
+    message: str,
+    when: str,
+    pod: str = "train-7-0-0",
+    kind: str = "Pod",
+    type_: str = "Warning",
+    source: str = "kubelet",
+) -> dict[str, Any]:
+    return {
+        "meta": {"type": "Event", "creationTimestamp": when},
+        "spec": {
+            "event": {
+                "createdAt": when,
+                "id": str(uuid.uuid4()),
+                "type": type_,
+                "clusterId": CLUSTER,
+                "message": message,
+                "reason": reason,
+                "source": source,
+                "involvedObject": {"uid": "u", "kind": kind, "name": pod, "namespace": "runai-nlp"},
+            }
+        },
+    }
 
 
-def pod(name: str = "train-7-0-0", k8s_phase: str = "Error", node: str = "dgx-01", limit: str = "16Gi") -> dict[str, Any]:
-    return {"id": wid(name), "name": name, "nodeName": node, "k8sPhase": k8s_phase, "createdAt": ago(hours=3),
-            "containers": [{"name": "train-7", "image": "img:1"}],
-            "requestedResources": {"cpuMemory": {"request": "8Gi", "limit": limit}}}
+def pod(
+    name: str = "train-7-0-0", k8s_phase: str = "Error", node: str = "dgx-01", limit: str = "16Gi"
+) -> dict[str, Any]:
+    return {
+        "id": wid(name),
+        "name": name,
+        "nodeName": node,
+        "k8sPhase": k8s_phase,
+        "createdAt": ago(hours=3),
+        "containers": [{"name": "train-7", "image": "img:1"}],
+        "requestedResources": {"cpuMemory": {"request": "8Gi", "limit": limit}},
+    }
 
 
 def metrics(usage: list[float] | None, limit: float = 16 * GiB, request: float = 8 * GiB) -> dict[str, Any]:
     usage_values = [{"value": str(v), "timestamp": ago(minutes=90 - i)} for i, v in enumerate(usage or [])]
-    return {"measurements": [
-        {"type": "CPU_MEMORY_USAGE_BYTES", "labels": None, "values": usage_values},
-        {"type": "CPU_MEMORY_LIMIT_BYTES", "labels": None, "values": [{"value": str(limit), "timestamp": ago(hours=1)}]},
-        {"type": "CPU_MEMORY_REQUEST_BYTES", "labels": None, "values": [{"value": str(request), "timestamp": ago(hours=1)}]},
-    ]}
+    return {
+        "measurements": [
+            {"type": "CPU_MEMORY_USAGE_BYTES", "labels": None, "values": usage_values},
+            {
+                "type": "CPU_MEMORY_LIMIT_BYTES",
+                "labels": None,
+                "values": [{"value": str(limit), "timestamp": ago(hours=1)}],
+            },
+            {
+                "type": "CPU_MEMORY_REQUEST_BYTES",
+                "labels": None,
+                "values": [{"value": str(request), "timestamp": ago(hours=1)}],
+            },
+        ]
+    }
 
 
 _DEFAULT: Any = object()
 
 
-def entry(wl: dict[str, Any], history: list[dict[str, Any]] | None = None, pods: Any = _DEFAULT,
-          **kw: Any) -> dict[str, Any]:
+def entry(
+    wl: dict[str, Any], history: list[dict[str, Any]] | None = None, pods: Any = _DEFAULT, **kw: Any
+) -> dict[str, Any]:
     e: dict[str, Any] = {
         "workload": wl,
-        "spec": {"name": wl["name"], "workloadId": wl["id"], "desiredPhase": "Running",
-                 "spec": {"image": "img:1", "command": "python train.py",
-                          "compute": {"cpuMemoryRequest": "8Gi", "cpuMemoryLimit": "16Gi"}}},
+        "spec": {
+            "name": wl["name"],
+            "workloadId": wl["id"],
+            "desiredPhase": "Running",
+            "spec": {
+                "image": "img:1",
+                "command": "python train.py",
+                "compute": {"cpuMemoryRequest": "8Gi", "cpuMemoryLimit": "16Gi"},
+            },
+        },
         "pods": [pod()] if pods is _DEFAULT else pods,
         "history": history if history is not None else [],
         "metrics": metrics([]),
@@ -93,8 +139,12 @@ def entry(wl: dict[str, Any], history: list[dict[str, Any]] | None = None, pods:
     return e
 
 
-def snapshot(*entries: dict[str, Any], ask: dict[str, Any] | None = None, kubernetes: dict[str, Any] | None = None,
-             faults: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def snapshot(
+    *entries: dict[str, Any],
+    ask: dict[str, Any] | None = None,
+    kubernetes: dict[str, Any] | None = None,
+    faults: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     snap: dict[str, Any] = {
         "format": "snapshot/1",
         "id": "test",
@@ -106,8 +156,15 @@ def snapshot(*entries: dict[str, Any], ask: dict[str, Any] | None = None, kubern
             "projects": [{"id": "1", "name": "nlp", "clusterId": CLUSTER, "status": {"namespace": "runai-nlp"}}],
             "workloads": list(entries),
         },
-        "ask": ask or {"text": "why did train-7 fail?", "cluster_id": CLUSTER, "workload_name": "train-7",
-                       "project": "nlp", "intent": "terminal", "lookback": "7d"},
+        "ask": ask
+        or {
+            "text": "why did train-7 fail?",
+            "cluster_id": CLUSTER,
+            "workload_name": "train-7",
+            "project": "nlp",
+            "intent": "terminal",
+            "lookback": "7d",
+        },
         "expect": {"outcome": "diagnosed"},
     }
     if kubernetes is not None:
@@ -117,38 +174,65 @@ def snapshot(*entries: dict[str, Any], ask: dict[str, Any] | None = None, kubern
     return copy.deepcopy(snap)
 
 
-def k8s_pod(name: str = "train-7-0-0", *, state: dict[str, Any] | None = None, last: dict[str, Any] | None = None,
-            restarts: int = 0, init: list[dict[str, Any]] | None = None, node: str = "dgx-01",
-            reason: str | None = None) -> dict[str, Any]:
+def k8s_pod(
+    name: str = "train-7-0-0",
+    *,
+    state: dict[str, Any] | None = None,
+    last: dict[str, Any] | None = None,
+    restarts: int = 0,
+    init: list[dict[str, Any]] | None = None,
+    node: str = "dgx-01",
+    reason: str | None = None,
+) -> dict[str, Any]:
     status: dict[str, Any] = {
         "phase": "Failed",
-        "containerStatuses": [{"name": "train-7", "restartCount": restarts, "state": state or {}, "lastState": last or {}}],
+        "containerStatuses": [
+            {"name": "train-7", "restartCount": restarts, "state": state or {}, "lastState": last or {}}
+        ],
     }
     if init is not None:
         status["initContainerStatuses"] = init
     if reason:
         status["reason"] = reason
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "runai-nlp"},
-            "spec": {"nodeName": node, "containers": [{"name": "train-7", "resources": {"limits": {"memory": "16Gi"}}}]},
-            "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "runai-nlp"},
+        "spec": {"nodeName": node, "containers": [{"name": "train-7", "resources": {"limits": {"memory": "16Gi"}}}]},
+        "status": status,
+    }
 
 
 def terminated(code: int, reason: str = "Error", message: str | None = None) -> dict[str, Any]:
-    t: dict[str, Any] = {"terminated": {"exitCode": code, "reason": reason, "startedAt": ago(hours=2),
-                                        "finishedAt": ago(minutes=61)}}
+    t: dict[str, Any] = {
+        "terminated": {"exitCode": code, "reason": reason, "startedAt": ago(hours=2), "finishedAt": ago(minutes=61)}
+    }
     if message:
         t["terminated"]["message"] = message
     return t
 
 
 def node(name: str = "dgx-01", ready: str = "True") -> dict[str, Any]:
-    return {"metadata": {"name": name}, "spec": {},
-            "status": {"conditions": [{"type": "Ready", "status": ready, "reason": "KubeletReady" if ready == "True"
-                                       else "NodeStatusUnknown", "message": "", "lastTransitionTime": ago(hours=1)}]}}
+    return {
+        "metadata": {"name": name},
+        "spec": {},
+        "status": {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": ready,
+                    "reason": "KubeletReady" if ready == "True" else "NodeStatusUnknown",
+                    "message": "",
+                    "lastTransitionTime": ago(hours=1),
+                }
+            ]
+        },
+    }
 
 
-def failed_history(message: str, *, pod_name: str = "train-7-0-0", event_reason: str = "PodFailed",
-                   event_message: str | None = None) -> list[dict[str, Any]]:
+def failed_history(
+    message: str, *, pod_name: str = "train-7-0-0", event_reason: str = "PodFailed", event_message: str | None = None
+) -> list[dict[str, Any]]:
     """A normal run that ends in a pod-failure event and a Failed phase update one hour ago."""
     h = [
         phase_update("Creating", ago(hours=3)),

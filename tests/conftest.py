@@ -33,9 +33,16 @@ def diagnose() -> Diagnose:
             now = parse_time(snapshot["now"])
             assert now is not None
             backends = Backends(
-                runai=RunaiConfig(sandbox.url, "sandbox", "sandbox", console_url="https://runai.example.com",
-                                  deadline=deadline, request_timeout=5.0)
-                if "runai" in snapshot else None,
+                runai=RunaiConfig(
+                    sandbox.url,
+                    "sandbox",
+                    "sandbox",
+                    console_url="https://runai.example.com",
+                    deadline=deadline,
+                    request_timeout=5.0,
+                )
+                if "runai" in snapshot
+                else None,
                 kube=KubeConfig(kubeconfig=sandbox.kubeconfig()),
                 osmo=OsmoConfig(sandbox.url, "sandbox") if "osmo" in snapshot else None,
                 now=lambda: now,

@@ -38,15 +38,42 @@ async def test_running_without_symptom_asks_for_past_run(diagnose: Diagnose) -> 
 
 async def test_running_crashloop_continues_to_diagnosis(diagnose: Diagnose) -> None:
     history = [b.phase_update("Creating", b.ago(minutes=30)), b.phase_update("Running", b.ago(minutes=29))]
-    history += [b.event("BackOff", "Back-off restarting failed container train-7 in pod train-7-0-0_runai-nlp(x)",
-                        b.ago(minutes=20 - i)) for i in range(3)]
-    kube = {"pods": [b.k8s_pod(state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
-                               last=b.terminated(2), restarts=3)],
-            "logs": [{"namespace": "runai-nlp", "pod": "train-7-0-0", "container": "train-7", "previous": True,
-                      "text": "usage: train.py\ntrain.py: error: unrecognized arguments: --lr-schedul\n"}],
-            "events": [], "nodes": [b.node()]}
-    snap = b.snapshot(b.entry(b.workload(phase="Running", phaseUpdatedAt=b.ago(minutes=29)), history=history,
-                              pods=[b.pod(k8s_phase="CrashLoopBackOff")]), kubernetes=kube)
+    history += [
+        b.event(
+            "BackOff",
+            "Back-off restarting failed container train-7 in pod train-7-0-0_runai-nlp(x)",
+            b.ago(minutes=20 - i),
+        )
+        for i in range(3)
+    ]
+    kube = {
+        "pods": [
+            b.k8s_pod(
+                state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
+                last=b.terminated(2),
+                restarts=3,
+            )
+        ],
+        "logs": [
+            {
+                "namespace": "runai-nlp",
+                "pod": "train-7-0-0",
+                "container": "train-7",
+                "previous": True,
+                "text": "usage: train.py\ntrain.py: error: unrecognized arguments: --lr-schedul\n",
+            }
+        ],
+        "events": [],
+        "nodes": [b.node()],
+    }
+    snap = b.snapshot(
+        b.entry(
+            b.workload(phase="Running", phaseUpdatedAt=b.ago(minutes=29)),
+            history=history,
+            pods=[b.pod(k8s_phase="CrashLoopBackOff")],
+        ),
+        kubernetes=kube,
+    )
     report, _ = await diagnose(snap, intent="current")
     assert report.outcome == Outcome.DIAGNOSED
     assert report.category == Category.CRASH_APP_ERROR
@@ -54,9 +81,15 @@ async def test_running_crashloop_continues_to_diagnosis(diagnose: Diagnose) -> N
 
 
 async def test_pending_with_only_scheduling_routes_out(diagnose: Diagnose) -> None:
-    history = [b.phase_update("Pending", b.ago(hours=2)),
-               b.event("Unschedulable", "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.", b.ago(hours=1),
-                       source="runai-scheduler")]
+    history = [
+        b.phase_update("Pending", b.ago(hours=2)),
+        b.event(
+            "Unschedulable",
+            "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.",
+            b.ago(hours=1),
+            source="runai-scheduler",
+        ),
+    ]
     snap = b.snapshot(b.entry(b.workload(phase="Pending"), history=history, pods=[b.pod(k8s_phase="Pending")]))
     report, _ = await diagnose(snap, intent=None, text="why is train-7 still pending?")
     assert report.outcome == Outcome.ROUTE_PENDING
@@ -64,9 +97,15 @@ async def test_pending_with_only_scheduling_routes_out(diagnose: Diagnose) -> No
 
 
 async def test_pending_scheduler_naming_missing_pvc_is_mount_failure(diagnose: Diagnose) -> None:
-    history = [b.phase_update("Pending", b.ago(hours=1)),
-               b.event("FailedScheduling", '0/4 nodes are available: persistentvolumeclaim "datasets" not found.',
-                       b.ago(minutes=30), source="runai-scheduler")]
+    history = [
+        b.phase_update("Pending", b.ago(hours=1)),
+        b.event(
+            "FailedScheduling",
+            '0/4 nodes are available: persistentvolumeclaim "datasets" not found.',
+            b.ago(minutes=30),
+            source="runai-scheduler",
+        ),
+    ]
     snap = b.snapshot(b.entry(b.workload(phase="Pending"), history=history, pods=[b.pod(k8s_phase="Pending")]))
     report, _ = await diagnose(snap, intent="current")
     assert report.outcome == Outcome.DIAGNOSED
@@ -81,9 +120,17 @@ async def test_non_terminal_phase_reports_phase_only(diagnose: Diagnose) -> None
 
 
 async def test_preemption_routes_out_even_when_failed(diagnose: Diagnose) -> None:
-    history = b.failed_history("") + [
-        b.event("Evict", "Pod runai-nlp/train-7-0-0 was preempted by higher priority workload runai-x/pg-1",
-                b.ago(minutes=62), kind="PodGroup", type_="Normal", source="runai-scheduler")]
+    history = [
+        *b.failed_history(""),
+        b.event(
+            "Evict",
+            "Pod runai-nlp/train-7-0-0 was preempted by higher priority workload runai-x/pg-1",
+            b.ago(minutes=62),
+            kind="PodGroup",
+            type_="Normal",
+            source="runai-scheduler",
+        ),
+    ]
     snap = b.snapshot(b.entry(b.workload(), history=history))
     report, _ = await diagnose(snap)
     assert report.outcome == Outcome.ROUTE_PREEMPTED
@@ -93,8 +140,9 @@ async def test_preemption_routes_out_even_when_failed(diagnose: Diagnose) -> Non
 async def test_quota_message_with_preemptible_word_is_not_preemption(diagnose: Diagnose) -> None:
     msg = "Non-preemptible workload is over quota. Use a preemptible workload to go over quota."
     history = [b.phase_update("Pending", b.ago(hours=1), msg)]
-    snap = b.snapshot(b.entry(b.workload(phase="Pending", phaseMessage=msg), history=history,
-                              pods=[b.pod(k8s_phase="Pending")]))
+    snap = b.snapshot(
+        b.entry(b.workload(phase="Pending", phaseMessage=msg), history=history, pods=[b.pod(k8s_phase="Pending")])
+    )
     report, _ = await diagnose(snap, intent="current")
     assert report.outcome == Outcome.ROUTE_PENDING
 
@@ -127,8 +175,14 @@ async def test_cluster_is_never_inferred_from_workload_id(diagnose: Diagnose) ->
 
 
 async def test_cluster_named_in_text_is_resolved_exactly(diagnose: Diagnose) -> None:
-    snap = b.snapshot(b.entry(b.workload(), history=b.failed_history(
-        "Pod train-7-0-0 failed: container train-7 terminated with reason OOMKilled (exit code 137)")))
+    snap = b.snapshot(
+        b.entry(
+            b.workload(),
+            history=b.failed_history(
+                "Pod train-7-0-0 failed: container train-7 terminated with reason OOMKilled (exit code 137)"
+            ),
+        )
+    )
     report, _ = await diagnose(snap, cluster_id=None, text="why did train-7 fail on cluster dgx-prod?")
     assert report.outcome == Outcome.DIAGNOSED
     report, _ = await diagnose(snap, cluster_id=None, text="why did train-7 fail on cluster dgx-pro?")
@@ -144,7 +198,7 @@ async def test_not_found_live_or_deleted(diagnose: Diagnose) -> None:
 
 
 async def test_deleted_workload_is_found_with_deleted_true(diagnose: Diagnose) -> None:
-    history = b.failed_history("Back-off pulling image \"nvcr.io/x/img:1\"")
+    history = b.failed_history('Back-off pulling image "nvcr.io/x/img:1"')
     history.insert(3, b.event("Failed", 'Failed to pull image "nvcr.io/x/img:1": not found', b.ago(minutes=70)))
     snap = b.snapshot(b.entry(b.workload(deletedAt=b.ago(minutes=30)), history=history, pods=[]))
     report, _ = await diagnose(snap)
@@ -165,8 +219,9 @@ async def test_events_null_is_a_fetch_failure_and_history_is_used(diagnose: Diag
 async def test_history_pages_in_any_order_and_recurrence_counts_inside_lookback(diagnose: Diagnose) -> None:
     oom = "Pod runai-nlp/{p} failed: container train-7 terminated with reason OOMKilled (exit code 137)"
     history = [b.phase_update("Creating", b.ago(days=10)), b.phase_update("Running", b.ago(days=10))]
-    history += [b.event("Started", "Started container train-7", b.ago(days=9, minutes=i), type_="Normal")
-                for i in range(1200)]
+    history += [
+        b.event("Started", "Started container train-7", b.ago(days=9, minutes=i), type_="Normal") for i in range(1200)
+    ]
     history.append(b.event("PodFailed", oom.format(p="a"), b.ago(days=8), pod="a"))  # outside the lookback
     history.append(b.event("PodFailed", oom.format(p="b"), b.ago(days=3), pod="b"))  # inside
     history.append(b.event("PodFailed", oom.format(p="c"), b.ago(minutes=61), pod="c"))  # the diagnosed one
@@ -183,8 +238,10 @@ async def test_history_pages_in_any_order_and_recurrence_counts_inside_lookback(
 async def test_phase_update_and_event_of_one_termination_count_once(diagnose: Diagnose) -> None:
     msg = "Pod runai-nlp/train-7-0-0 failed: container train-7 terminated with reason OOMKilled (exit code 137)"
     history = b.failed_history(msg, event_message=msg)
-    history[3:3] = [b.event("BackOff", "Back-off restarting failed container train-7 in pod train-7-0-0",
-                            b.ago(minutes=100 - i)) for i in range(5)]
+    history[3:3] = [
+        b.event("BackOff", "Back-off restarting failed container train-7 in pod train-7-0-0", b.ago(minutes=100 - i))
+        for i in range(5)
+    ]
     snap = b.snapshot(b.entry(b.workload(phaseMessage=msg), history=history))
     report, _ = await diagnose(snap)
     assert report.recurrence is not None and report.recurrence.count == 1
@@ -193,8 +250,13 @@ async def test_phase_update_and_event_of_one_termination_count_once(diagnose: Di
 
 async def test_memory_peak_is_compared_with_the_limit_not_the_request(diagnose: Diagnose) -> None:
     msg = "Pod train-7-0-0 failed: container train-7 terminated with reason OOMKilled (exit code 137)"
-    snap = b.snapshot(b.entry(b.workload(phaseMessage=msg), history=b.failed_history(msg),
-                              metrics=b.metrics([4 * b.GiB, 12 * b.GiB, 15.9 * b.GiB])))
+    snap = b.snapshot(
+        b.entry(
+            b.workload(phaseMessage=msg),
+            history=b.failed_history(msg),
+            metrics=b.metrics([4 * b.GiB, 12 * b.GiB, 15.9 * b.GiB]),
+        )
+    )
     report, _ = await diagnose(snap)
     text = render_text(report)
     assert "memory limit (the OOM ceiling): 16Gi" in text
@@ -204,8 +266,14 @@ async def test_memory_peak_is_compared_with_the_limit_not_the_request(diagnose: 
 
 
 async def test_empty_usage_series_says_no_peak_observed(diagnose: Diagnose) -> None:
-    snap = b.snapshot(b.entry(b.workload(), history=b.failed_history("Job has reached the specified backoff limit"),
-                              pods=[b.pod(k8s_phase="OOMKilled")], metrics=b.metrics([])))
+    snap = b.snapshot(
+        b.entry(
+            b.workload(),
+            history=b.failed_history("Job has reached the specified backoff limit"),
+            pods=[b.pod(k8s_phase="OOMKilled")],
+            metrics=b.metrics([]),
+        )
+    )
     report, _ = await diagnose(snap)
     assert report.category == Category.OOM_KILLED
     peak = next(e for e in report.evidence if e.label.startswith("peak memory"))
@@ -225,8 +293,12 @@ async def test_exit_137_without_oomkilled_stays_unknown_even_with_tier2(diagnose
 async def test_exit_137_explained_by_liveness_kill_is_app_error(diagnose: Diagnose) -> None:
     msg = "Pod runai-nlp/train-7-0-0 failed: container train-7 terminated with reason Error (exit code 137)"
     history = b.failed_history("x", event_message=msg)
-    history.insert(3, b.event("Killing", "Container train-7 failed liveness probe, will be restarted", b.ago(minutes=63),
-                              type_="Normal"))
+    history.insert(
+        3,
+        b.event(
+            "Killing", "Container train-7 failed liveness probe, will be restarted", b.ago(minutes=63), type_="Normal"
+        ),
+    )
     history.insert(3, b.event("Unhealthy", 'Liveness probe failed: Get "http://x/healthz": timeout', b.ago(minutes=64)))
     snap = b.snapshot(b.entry(b.workload(), history=history))
     report, _ = await diagnose(snap)
@@ -235,8 +307,13 @@ async def test_exit_137_explained_by_liveness_kill_is_app_error(diagnose: Diagno
 
 
 async def test_unknown_without_tier2_when_tier1_is_thin(diagnose: Diagnose) -> None:
-    snap = b.snapshot(b.entry(b.workload(), history=b.failed_history("Job has reached the specified backoff limit"),
-                              pods=[b.pod(k8s_phase="Error")]))
+    snap = b.snapshot(
+        b.entry(
+            b.workload(),
+            history=b.failed_history("Job has reached the specified backoff limit"),
+            pods=[b.pod(k8s_phase="Error")],
+        )
+    )
     report, _ = await diagnose(snap)
     assert report.category == Category.UNKNOWN
     assert any("Tier 2" in g.what for g in report.gaps)
@@ -249,23 +326,42 @@ async def test_unknown_without_tier2_when_tier1_is_thin(diagnose: Diagnose) -> N
         ("Pod x failed: init container fetch terminated with reason Error (exit code 3)", Category.INIT_FAILED),
         ("Job was active longer than specified deadline", Category.SCHEDULING_POLICY_TERMINATED),
         ('Error: secret "db-creds" not found', Category.DATASOURCE_MOUNT_FAILED),
-        ("Error: failed to create containerd task: nvidia-container-cli: initialization error: nvml error",
-         Category.NODE_FAILURE),
+        (
+            "Error: failed to create containerd task: nvidia-container-cli: initialization error: nvml error",
+            Category.NODE_FAILURE,
+        ),
         ('exec: "python3": executable file not found in $PATH', Category.CRASH_APP_ERROR),
     ],
 )
 async def test_direct_signals_map_to_categories(diagnose: Diagnose, message: str, category: Category) -> None:
-    snap = b.snapshot(b.entry(b.workload(), history=b.failed_history(message, event_message=message,
-                                                                    event_reason="Failed" if "Error:" in message else "PodFailed")))
+    snap = b.snapshot(
+        b.entry(
+            b.workload(),
+            history=b.failed_history(
+                message, event_message=message, event_reason="Failed" if "Error:" in message else "PodFailed"
+            ),
+        )
+    )
     report, _ = await diagnose(snap)
     assert report.category == category, render_text(report)
 
 
 async def test_cuda_out_of_memory_in_logs_is_app_error_not_oom(diagnose: Diagnose) -> None:
     msg = "Pod runai-nlp/train-7-0-0 failed: container train-7 terminated with reason Error (exit code 1)"
-    kube = {"pods": [b.k8s_pod(state=b.terminated(1))], "events": [], "nodes": [b.node()],
-            "logs": [{"namespace": "runai-nlp", "pod": "train-7-0-0", "container": "train-7", "previous": False,
-                      "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"}]}
+    kube = {
+        "pods": [b.k8s_pod(state=b.terminated(1))],
+        "events": [],
+        "nodes": [b.node()],
+        "logs": [
+            {
+                "namespace": "runai-nlp",
+                "pod": "train-7-0-0",
+                "container": "train-7",
+                "previous": False,
+                "text": "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+            }
+        ],
+    }
     snap = b.snapshot(b.entry(b.workload(), history=b.failed_history("x", event_message=msg)), kubernetes=kube)
     report, _ = await diagnose(snap)
     assert report.category == Category.CRASH_APP_ERROR
@@ -284,8 +380,11 @@ async def test_node_not_ready_describes_the_node(diagnose: Diagnose) -> None:
 
 
 async def test_option_b_terminal_intent_picks_latest_terminal_match(diagnose: Diagnose) -> None:
-    failed = b.workload(phase="Failed", phaseUpdatedAt=b.ago(days=1),
-                        phaseMessage="Pod x failed: container train-7 terminated with reason OOMKilled (exit code 137)")
+    failed = b.workload(
+        phase="Failed",
+        phaseUpdatedAt=b.ago(days=1),
+        phaseMessage="Pod x failed: container train-7 terminated with reason OOMKilled (exit code 137)",
+    )
     running = b.workload(phase="Running", phaseUpdatedAt=b.ago(hours=1), type="Distributed")
     snap = b.snapshot(b.entry(running, pods=[b.pod(k8s_phase="Running")]), b.entry(failed))
     report, _ = await diagnose(snap)
@@ -305,8 +404,10 @@ async def test_transient_pull_error_superseded_by_a_later_start(diagnose: Diagno
 
 async def test_injected_503_on_history_is_retried(diagnose: Diagnose) -> None:
     msg = "Pod x failed: container train-7 terminated with reason OOMKilled (exit code 137)"
-    snap = b.snapshot(b.entry(b.workload(), history=b.failed_history(msg, event_message=msg)),
-                      faults=[{"path": "/api/v1/workloads/*/history", "status": 503, "times": 2}])
+    snap = b.snapshot(
+        b.entry(b.workload(), history=b.failed_history(msg, event_message=msg)),
+        faults=[{"path": "/api/v1/workloads/*/history", "status": 503, "times": 2}],
+    )
     report, sb = await diagnose(snap)
     assert report.category == Category.OOM_KILLED
     statuses = [r.status for r in sb.requests if r.path.endswith("/history")]
@@ -326,8 +427,10 @@ async def test_exhausted_retries_become_a_named_gap(diagnose: Diagnose) -> None:
 
 async def test_deadline_on_injected_delay_answers_with_a_gap(diagnose: Diagnose) -> None:
     msg = "Pod x failed: container train-7 terminated with reason OOMKilled (exit code 137)"
-    snap = b.snapshot(b.entry(b.workload(phaseMessage=msg), history=b.failed_history(msg)),
-                      faults=[{"path": "/api/v1/workloads/*/metrics", "delay_ms": 4000}])
+    snap = b.snapshot(
+        b.entry(b.workload(phaseMessage=msg), history=b.failed_history(msg)),
+        faults=[{"path": "/api/v1/workloads/*/metrics", "delay_ms": 4000}],
+    )
     report, _ = await diagnose(snap, deadline=1.5)
     assert report.category == Category.OOM_KILLED
     assert any(g.what == "metrics" and "deadline" in g.why for g in report.gaps)

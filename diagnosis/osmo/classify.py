@@ -33,7 +33,9 @@ NODE_PRESSURE = re.compile(
     re.I,
 )
 CONFIG_ERROR = re.compile(r"CreateContainerConfigError|ContainerCreateConfigError", re.I)
-NETWORK_HINT = re.compile(r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I)
+NETWORK_HINT = re.compile(
+    r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I
+)
 PEER_MESSAGE = re.compile(r"^\s*Task\s+(\S+)\s+Failed\.?\s*$", re.I)
 
 
@@ -145,9 +147,12 @@ def start_failed(s: TaskSignals) -> Finding | None:
 
 
 def node_failure(s: TaskSignals) -> Finding | None:
-    """FAILED_BACKEND_ERROR / 3001, exit 305 (ContainerStatusUnknown), or FAILED_EVICTED without an OOM hint."""
+    """FAILED_BACKEND_ERROR / 3001, exit 305 (ContainerStatusUnknown), or FAILED_EVICTED without an
+    OOM hint."""
     if s.status == "FAILED_BACKEND_ERROR" or s.exit_code == 3001:
-        return Finding(Category.NODE_FAILURE, "FAILED_BACKEND_ERROR" if s.status == "FAILED_BACKEND_ERROR" else _exit(s))
+        return Finding(
+            Category.NODE_FAILURE, "FAILED_BACKEND_ERROR" if s.status == "FAILED_BACKEND_ERROR" else _exit(s)
+        )
     if s.exit_code == 305:
         return Finding(Category.NODE_FAILURE, _exit(s))
     if s.status == "FAILED_EVICTED":
@@ -177,7 +182,9 @@ def app_crash(s: TaskSignals) -> Finding | None:
 def upstream(s: TaskSignals) -> Finding | None:
     """FAILED_UPSTREAM / 3000, used only when no upstream root failure can be seen."""
     if s.status == "FAILED_UPSTREAM" or s.exit_code == 3000:
-        return Finding(Category.UPSTREAM_FAILED, "FAILED_UPSTREAM" if s.status == "FAILED_UPSTREAM" else _exit(s))
+        return Finding(
+            Category.UPSTREAM_FAILED, "FAILED_UPSTREAM" if s.status == "FAILED_UPSTREAM" else _exit(s)
+        )
     return None
 
 
@@ -217,7 +224,7 @@ def _follower(task: Task) -> bool:
     if task.status == "FAILED_UPSTREAM" or task.exit_code == 3000:
         return True
     m = PEER_MESSAGE.match(task.failure_message or "")
-    return bool(m) and m.group(1) != task.name and task.exit_code is None
+    return m is not None and m.group(1) != task.name and task.exit_code is None
 
 
 def failed_tasks(workflow: Workflow) -> list[Task]:

@@ -81,7 +81,9 @@ class StreamText:
         if self.reason == "byte cap":
             why = f"it reached the {self.max_bytes // 1024} KiB cap"
         elif self.reason == "deadline":
-            why = f"the stream was still open after {self.deadline_s:g} s (a live workflow's stream never ends)"
+            why = (
+                f"the stream was still open after {self.deadline_s:g} s (a live workflow's stream never ends)"
+            )
         else:
             why = "the connection broke while reading"
         if self.bytes_read == 0:
@@ -149,7 +151,8 @@ class OsmoClient:
     # -- auth -------------------------------------------------------------------------------
 
     async def _exchange(self) -> None:
-        """``POST /api/auth/jwt/access_token`` ``{"token": <access token>}`` -> ``{"token", "expires_at"}``."""
+        """``POST /api/auth/jwt/access_token`` ``{"token": <access token>}``
+        -> ``{"token", "expires_at"}``."""
         self.exchanges += 1
         r = await self.http.post(TOKEN_PATH, json={"token": self.config.token})
         if r.status_code in (400, 401, 403):
@@ -209,7 +212,10 @@ class OsmoClient:
     ) -> WorkflowList:
         """``GET /api/workflow`` newest first (``order=DESC``); ``all_pools=true`` unless ``pools``
         (the server otherwise falls back to the caller's default pool, §2). ``limit`` <= 1000."""
-        params: list[tuple[str, str]] = [("limit", str(min(max(limit, 1), 1000))), ("offset", str(max(offset, 0)))]
+        params: list[tuple[str, str]] = [
+            ("limit", str(min(max(limit, 1), 1000))),
+            ("offset", str(max(offset, 0))),
+        ]
         params.append(("order", "DESC"))
         params += [("pools", p) for p in pools] if pools else [("all_pools", "true")]
         if users:
@@ -310,8 +316,14 @@ class OsmoClient:
         )
 
     async def task_requests(self, workflow_id: str) -> list[TaskRequest]:
-        """``GET /api/task?workflow_id=…&all_users=true&all_pools=true``: each task's requested gpu/cpu/memory."""
-        params = [("workflow_id", workflow_id), ("all_users", "true"), ("all_pools", "true"), ("limit", "1000")]
+        """``GET /api/task?workflow_id=…&all_users=true&all_pools=true``: each task's requested
+        gpu/cpu/memory."""
+        params = [
+            ("workflow_id", workflow_id),
+            ("all_users", "true"),
+            ("all_pools", "true"),
+            ("limit", "1000"),
+        ]
         body = await self._json("/api/task", params)
         items = body.get("tasks", []) if isinstance(body, dict) else body
         return [TaskRequest.model_validate(item) for item in items or [] if isinstance(item, dict)]
@@ -323,7 +335,8 @@ class OsmoClient:
     # -- pools and resources ----------------------------------------------------------------
 
     async def pool_quota(self, pools: Sequence[str] = ()) -> PoolQuota:
-        """``GET /api/pool_quota?pools=…&all_pools=false`` (or ``all_pools=true``): quota and capacity in GPUs."""
+        """``GET /api/pool_quota?pools=…&all_pools=false`` (or ``all_pools=true``): quota and capacity
+        in GPUs."""
         params = [("pools", p) for p in pools] + [("all_pools", "false" if pools else "true")]
         return PoolQuota.model_validate(await self._json("/api/pool_quota", params))
 

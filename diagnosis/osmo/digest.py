@@ -14,7 +14,9 @@ from typing import Any
 
 import yaml
 
-_LINE = re.compile(r"^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}) \[([^\]\s]+)(?: retry-(\d+))?\](\[osmo\])? ?(.*)$")
+_LINE = re.compile(
+    r"^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}) \[([^\]\s]+)(?: retry-(\d+))?\](\[osmo\])? ?(.*)$"
+)
 ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bERROR\b|\bFATAL\b|\bfatal\b|"
     r"\bfailed\b|\bFAILED\b|Killed|Segmentation fault|core dumped|timed out|timeout|NCCL WARN|"
@@ -141,7 +143,9 @@ def _io(item: Any) -> str:
         parts = []
         for key, value in item.items():
             if isinstance(value, dict):
-                value = value.get("name") or value.get("url") or ", ".join(f"{k}={v}" for k, v in value.items())
+                value = (
+                    value.get("name") or value.get("url") or ", ".join(f"{k}={v}" for k, v in value.items())
+                )
             parts.append(f"{key} {value}")
         return "; ".join(parts)
     return str(item)
@@ -168,12 +172,13 @@ def summarize_spec(text: str) -> SpecSummary:
     if not isinstance(doc, dict):
         images = re.findall(r"(?m)^\s*image:\s*(\S+)", text)
         names = re.findall(r"(?m)^\s*-\s*name:\s*(\S+)", text)
-        tasks = [
+        found = [
             TaskSpec(n, None, images[i] if i < len(images) else None, None, None, [], [], [], [], None)
             for i, n in enumerate(names)
         ]
-        return SpecSummary(None, tasks, {}, parsed=False)
-    wf = doc.get("workflow") if isinstance(doc.get("workflow"), dict) else doc
+        return SpecSummary(None, found, {}, parsed=False)
+    inner = doc.get("workflow")
+    wf: dict[str, Any] = inner if isinstance(inner, dict) else doc
     resources = wf.get("resources") or doc.get("resources") or {}
     raw: list[tuple[str | None, Any]] = [(None, t) for t in _as_list(wf.get("tasks"))]
     for group in _as_list(wf.get("groups")):
@@ -205,5 +210,9 @@ def summarize_spec(text: str) -> SpecSummary:
                 resource=t.get("resource"),
             )
         )
-    res = {str(k): v for k, v in resources.items() if isinstance(v, dict)} if isinstance(resources, dict) else {}
+    res = (
+        {str(k): v for k, v in resources.items() if isinstance(v, dict)}
+        if isinstance(resources, dict)
+        else {}
+    )
     return SpecSummary(wf.get("name") or doc.get("name"), tasks, res)

@@ -165,7 +165,8 @@ class ResourceUsage(_Model):
 
 
 class Pool(_Model):
-    """``PoolResourceUsage``: pool config plus ``resource_usage``; ``status`` is ONLINE|OFFLINE|MAINTENANCE."""
+    """``PoolResourceUsage``: pool config plus ``resource_usage``; ``status`` is
+    ONLINE|OFFLINE|MAINTENANCE."""
 
     name: str
     status: str | None = None
@@ -205,8 +206,14 @@ class NodeResources(_Model):
     platform_allocatable_fields: dict[str, dict[str, dict[str, Any]]] | None = None
     pool_platform_labels: dict[str, list[str]] | None = None
 
-    @field_validator("taints", "exposed_fields", "usage_fields", "non_workflow_usage_fields",
-                     "allocatable_fields", mode="before")
+    @field_validator(
+        "taints",
+        "exposed_fields",
+        "usage_fields",
+        "non_workflow_usage_fields",
+        "allocatable_fields",
+        mode="before",
+    )
     @classmethod
     def _none_to_empty(cls, value: Any, info: Any) -> Any:
         if value is None:

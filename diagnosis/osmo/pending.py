@@ -31,19 +31,42 @@ _EVENT_START = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\S*)\s+(?:\[
 
 # (pattern, plain language, kind): kind "constraint" marks placement constraints (rule 5).
 TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"Insufficient nvidia\.com/gpu|didn't have enough resources: GPUs", re.I),
-     "the pool is out of free GPUs", "gpu"),
-    (re.compile(r"NonPreemptibleOverQuota|over quota", re.I),
-     "the pool's quota for non-preemptible (HIGH/NORMAL) work is used up", "quota"),
-    (re.compile(r"didn't match Pod's node affinity/selector|node affinity|node selector|nodeSelector", re.I),
-     "no nodes match the workflow's hardware requirements", "constraint"),
-    (re.compile(r"untolerated taint|had taints? .* that the pod didn't tolerate|\btaint", re.I),
-     "the free nodes carry taints the workflow does not tolerate", "constraint"),
-    (re.compile(r"unbound (?:immediate )?PersistentVolumeClaims|volume node affinity conflict|"
-                r"persistentvolumeclaim .* not found|waiting for .*volume .* to be (?:created|bound)", re.I),
-     "a storage volume (PVC) the workflow needs is not bound or not reachable from the free nodes", "constraint"),
-    (re.compile(r"Preemption is not helpful|No preemption victims found", re.I),
-     "no lower-priority workflows can be evicted to free GPUs", "preemption"),
+    (
+        re.compile(r"Insufficient nvidia\.com/gpu|didn't have enough resources: GPUs", re.I),
+        "the pool is out of free GPUs",
+        "gpu",
+    ),
+    (
+        re.compile(r"NonPreemptibleOverQuota|over quota", re.I),
+        "the pool's quota for non-preemptible (HIGH/NORMAL) work is used up",
+        "quota",
+    ),
+    (
+        re.compile(
+            r"didn't match Pod's node affinity/selector|node affinity|node selector|nodeSelector", re.I
+        ),
+        "no nodes match the workflow's hardware requirements",
+        "constraint",
+    ),
+    (
+        re.compile(r"untolerated taint|had taints? .* that the pod didn't tolerate|\btaint", re.I),
+        "the free nodes carry taints the workflow does not tolerate",
+        "constraint",
+    ),
+    (
+        re.compile(
+            r"unbound (?:immediate )?PersistentVolumeClaims|volume node affinity conflict|"
+            r"persistentvolumeclaim .* not found|waiting for .*volume .* to be (?:created|bound)",
+            re.I,
+        ),
+        "a storage volume (PVC) the workflow needs is not bound or not reachable from the free nodes",
+        "constraint",
+    ),
+    (
+        re.compile(r"Preemption is not helpful|No preemption victims found", re.I),
+        "no lower-priority workflows can be evicted to free GPUs",
+        "preemption",
+    ),
     (re.compile(r"Insufficient cpu", re.I), "no node has enough free CPU", "cpu"),
     (re.compile(r"Insufficient memory", re.I), "no node has enough free memory", "memory"),
 )

@@ -42,7 +42,7 @@ from diagnosis.osmo.models import (
     is_failed,
 )
 from diagnosis.osmo.pending import PendingNumbers, decide_pending, parse_events, translate_events
-from diagnosis.question import Question
+from diagnosis.question import Question, parse_text
 from diagnosis.report import Category, EvidenceItem, Excerpt, Gap, Identity, Link, Outcome, Report, Table
 
 T = TypeVar("T")
@@ -52,7 +52,8 @@ GRAFANA_NA = "The Grafana resource usage link is not available for this workflow
 DASHBOARD_NA = "The Kubernetes dashboard link is not available for this workflow."
 WORKFLOW_ID = re.compile(r"\b([A-Za-z][A-Za-z0-9_.-]*-[0-9]+)\b")
 _USAGE_Q = re.compile(
-    r"(?i)\b(?:utili[sz]ation|usage|metrics?|grafana|how much (?:gpu|cpu|memory)|(?:gpu|cpu|memory) (?:use|load))\b"
+    r"(?i)\b(?:utili[sz]ation|usage|metrics?|grafana|how much (?:gpu|cpu|memory)|"
+    r"(?:gpu|cpu|memory) (?:use|load))\b"
 )
 # Spec: "Use clear text labels": the order a list is grouped in.
 STATUS_ORDER = ("FAILED", "RUNNING", "PENDING", "WAITING", "COMPLETED")
@@ -106,7 +107,8 @@ class _Gaps:
 
 
 def workflow_id_of(question: Question) -> str | None:
-    """The asked workflow ID: explicit, else the parsed workload name, else the first ``<name>-<N>`` in the text."""
+    """The asked workflow ID: explicit, else the parsed workload name, else the first ``<name>-<N>``
+    in the text."""
     if question.workflow_id:
         return question.workflow_id.strip()
     if question.workload_name and WORKFLOW_ID.fullmatch(question.workload_name):
@@ -166,10 +168,14 @@ def _base(wf: Workflow, now: datetime, question: Question) -> dict[str, Any]:
     links, notes = link_parts(wf)
     evidence = [EvidenceItem(label="status", value=wf.status, source=f"GET /api/workflow/{wf.name}")]
     if wf.priority:
-        evidence.append(EvidenceItem(label="priority", value=wf.priority, source=f"GET /api/workflow/{wf.name}"))
+        evidence.append(
+            EvidenceItem(label="priority", value=wf.priority, source=f"GET /api/workflow/{wf.name}")
+        )
     if wf.submit_time:
         evidence.append(
-            EvidenceItem(label="submit_time", value=wf.submit_time.isoformat(), source=f"GET /api/workflow/{wf.name}")
+            EvidenceItem(
+                label="submit_time", value=wf.submit_time.isoformat(), source=f"GET /api/workflow/{wf.name}"
+            )
         )
     if _USAGE_Q.search(question.text or ""):
         notes.insert(
@@ -197,8 +203,9 @@ async def _task_logs(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str,
     tasks = wf.tasks
     wid = wf.name
     if len(tasks) <= 1:
-        got = gaps.stream("workflow logs", await gaps.get(f"workflow logs (GET /api/workflow/{wid}/logs)",
-                                                          client.logs(wid)))
+        got = gaps.stream(
+            "workflow logs", await gaps.get(f"workflow logs (GET /api/workflow/{wid}/logs)", client.logs(wid))
+        )
         if got is None:
             return {}
         if got.reason == "byte cap" and tasks and not tasks[0].status.startswith(("RUNNING", "SCHEDULING")):
@@ -214,7 +221,9 @@ async def _task_logs(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str,
     async def one(task: Task) -> tuple[str, str | None]:
         async with sem:
             what = f"logs of task {task.name} (GET /api/workflow/{wid}/logs?task_name={task.name})"
-            got = gaps.stream(f"logs of task {task.name}", await gaps.get(what, client.logs(wid, task_name=task.name)))
+            got = gaps.stream(
+                f"logs of task {task.name}", await gaps.get(what, client.logs(wid, task_name=task.name))
+            )
             if got is not None and got.reason == "byte cap" and is_failed(task.status):
                 tail = await gaps.get(what, client.logs(wid, task_name=task.name, last_n_lines=200))
                 if tail is not None:
@@ -234,7 +243,9 @@ async def _events(client: OsmoClient, wid: str, gaps: _Gaps) -> str | None:
 
 async def _requests(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str, TaskRequest]:
     """Requested resources per task: ``/api/task``, else ``/api/workflow/{id}/task/{name}`` per task."""
-    items = await gaps.get(f"requested resources (GET /api/task?workflow_id={wf.name})", client.task_requests(wf.name))
+    items = await gaps.get(
+        f"requested resources (GET /api/task?workflow_id={wf.name})", client.task_requests(wf.name)
+    )
     if items:
         return {t.task_name: t for t in items}
     out: dict[str, TaskRequest] = {}
@@ -318,8 +329,13 @@ async def list_report(client: OsmoClient, question: Question, now: datetime) -> 
         system="osmo",
         outcome=Outcome.STATUS,
         headline=headline,
-        tables=[Table(title="Recent workflows", columns=["Workflow ID", "Pool", "Status", "Duration", "User",
-                                                           "Submitted"], rows=rows)],
+        tables=[
+            Table(
+                title="Recent workflows",
+                columns=["Workflow ID", "Pool", "Status", "Duration", "User", "Submitted"],
+                rows=rows,
+            )
+        ],
         notes=notes,
         question=text or None,
         generated_at=now,
@@ -331,9 +347,16 @@ async def list_report(client: OsmoClient, question: Question, now: datetime) -> 
 _IMAGE = re.compile(r'image "([^"]+)"')
 
 
-def _next_action_failed(category: Category, wf: Workflow, task: str | None, request: TaskRequest | None,
-                        image: str | None, finding: Finding) -> str:
+def _next_action_failed(
+    category: Category,
+    wf: Workflow,
+    task: str | None,
+    request: TaskRequest | None,
+    image: str | None,
+    finding: Finding,
+) -> str:
     memory = request.memory if request and request.memory else None
+    img = f" {image}" if image else ""
     by_category = {
         Category.OOM_KILLED: (
             f"Raise task {task}'s memory request"
@@ -341,32 +364,46 @@ def _next_action_failed(category: Category, wf: Workflow, task: str | None, requ
             + " (double it, or peak usage + 20%), or shrink the batch/buffer size, then resubmit."
         ),
         Category.IMAGE_PULL_FAILED: (
-            f"Verify that the image{' ' + image if image else ''} exists and that a registry credential for it is set "
-            "in OSMO (`osmo credential set … --type REGISTRY`, not in the task YAML); then retry once."
+            f"Verify that the image{img} exists and that a registry credential for it is set in "
+            "OSMO (`osmo credential set … --type REGISTRY`, not in the task YAML); then retry once."
         ),
-        Category.INIT_FAILED: "Check the task's `inputs` paths and read its logs; storage authorization problems "
-        "need an admin ticket.",
-        Category.DATA_FAILED: "Check the input/output paths and the data credentials (`osmo credential list`); "
-        "data authorization errors need an admin.",
-        Category.START_FAILED: "Read the task's events for the start error; check referenced secrets/config and "
-        "the image entrypoint, then resubmit.",
+        Category.INIT_FAILED: (
+            "Check the task's `inputs` paths and read its logs; storage authorization problems need an "
+            "admin ticket."
+        ),
+        Category.DATA_FAILED: (
+            "Check the input/output paths and the data credentials (`osmo credential list`); data "
+            "authorization errors need an admin."
+        ),
+        Category.START_FAILED: (
+            "Read the task's events for the start error; check referenced secrets/config and the image "
+            "entrypoint, then resubmit."
+        ),
         Category.CRASH_APP_ERROR: (
-            "Check the inter-GPU network and the peer ranks (NCCL_DEBUG=INFO, pin the NCCL version, ask an admin "
-            "about the nodes' RDMA links), then resubmit."
+            "Check the inter-GPU network and the peer ranks (NCCL_DEBUG=INFO, pin the NCCL version, ask "
+            "an admin about the nodes' RDMA links), then resubmit."
             if finding.detail == "NCCL"
             else f"Fix the error in task {task}'s code or config shown in the last log lines, then resubmit."
         ),
-        Category.NODE_FAILURE: "Resubmit (the node, not the code, failed); if the same node fails again, report it "
-        "to the cluster admins.",
-        Category.PREEMPTED: "Resubmit at NORMAL priority (LOW work can be preempted) or when the pool is quieter.",
-        Category.TIMEOUT: "Raise the exec/queue timeout within the pool's maximum, or make the work shorter, then "
-        "resubmit.",
+        Category.NODE_FAILURE: (
+            "Resubmit (the node, not the code, failed); if the same node fails again, report it to the "
+            "cluster admins."
+        ),
+        Category.PREEMPTED: (
+            "Resubmit at NORMAL priority (LOW work can be preempted) or when the pool is quieter."
+        ),
+        Category.TIMEOUT: (
+            "Raise the exec/queue timeout within the pool's maximum, or make the work shorter, then resubmit."
+        ),
         Category.CANCELED: "Nothing to fix if the cancel was intended; otherwise resubmit.",
-        Category.UPSTREAM_FAILED: "Open the upstream task's logs (`osmo workflow logs <id> -t <task>`) to find "
-        "the first failure.",
+        Category.UPSTREAM_FAILED: (
+            "Open the upstream task's logs (`osmo workflow logs <id> -t <task>`) to find the first failure."
+        ),
         Category.SERVER_ERROR: "Retry once; if it repeats, report the workflow ID to the OSMO admins.",
-        Category.UNKNOWN: "Read the full task logs and events; if nothing explains it, report the workflow ID to "
-        "the OSMO admins.",
+        Category.UNKNOWN: (
+            "Read the full task logs and events; if nothing explains it, report the workflow ID to the "
+            "OSMO admins."
+        ),
     }
     return by_category[category]
 
@@ -397,19 +434,33 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         )
     else:
         digest = LogDigest(task=None)
-        signals = TaskSignals(task="", status=wf.status, exit_code=None, failure_message="",
-                              workflow_status=wf.status, events=events or "")
+        signals = TaskSignals(
+            task="",
+            status=wf.status,
+            exit_code=None,
+            failure_message="",
+            workflow_status=wf.status,
+            events=events or "",
+        )
     finding = classify_task(signals)
     category = finding.category
 
     if task is not None:
-        evidence.append(EvidenceItem(label=f"task {task.name} status", value=task.status, source=source,
-                                     at=task.end_time))
+        evidence.append(
+            EvidenceItem(label=f"task {task.name} status", value=task.status, source=source, at=task.end_time)
+        )
         if task.exit_code is not None:
-            evidence.append(EvidenceItem(label=f"task {task.name} exit code", value=str(task.exit_code), source=source))
+            evidence.append(
+                EvidenceItem(label=f"task {task.name} exit code", value=str(task.exit_code), source=source)
+            )
         if task.failure_message:
-            evidence.append(EvidenceItem(label=f"task {task.name} failure_message",
-                                         value=" ".join(task.failure_message.split()), source=source))
+            evidence.append(
+                EvidenceItem(
+                    label=f"task {task.name} failure_message",
+                    value=" ".join(task.failure_message.split()),
+                    source=source,
+                )
+            )
         if task.node_name:
             evidence.append(EvidenceItem(label=f"task {task.name} node", value=task.node_name, source=source))
     for other in failed:
@@ -418,16 +469,25 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         value = other.status + (f", exit code {other.exit_code}" if other.exit_code is not None else "")
         if other.failure_message:
             value += f": {' '.join(other.failure_message.split())}"
-        evidence.append(EvidenceItem(label=f"task {other.name} (followed the failure)", value=value, source=source))
+        evidence.append(
+            EvidenceItem(label=f"task {other.name} (followed the failure)", value=value, source=source)
+        )
     if wf.cancelled_by:
         evidence.append(EvidenceItem(label="cancelled_by", value=wf.cancelled_by, source=source))
 
     request = requests.get(task.name) if task is not None else None
     if request is not None and category == Category.OOM_KILLED and request.memory:
-        evidence.append(EvidenceItem(label=f"task {task.name if task else ''} memory request", value=request.memory,
-                                     source=f"GET /api/task?workflow_id={wf.name}"))
+        evidence.append(
+            EvidenceItem(
+                label=f"task {task.name if task else ''} memory request",
+                value=request.memory,
+                source=f"GET /api/task?workflow_id={wf.name}",
+            )
+        )
     image = None
-    pulled = [ln for ln in signals.events.splitlines() if re.search(r"Failed to pull|ErrImagePull|BackOff", ln)]
+    pulled = [
+        ln for ln in signals.events.splitlines() if re.search(r"Failed to pull|ErrImagePull|BackOff", ln)
+    ]
     for text in (signals.failure_message, *pulled):
         m = _IMAGE.search(text or "")
         if m:
@@ -436,7 +496,8 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
     if image:
         evidence.append(EvidenceItem(label="image", value=image, source="failure_message / events"))
     event_lines = [
-        line for line in signals.events.splitlines()
+        line
+        for line in signals.events.splitlines()
         if re.search(r"Failed|Error|BackOff|Evict|OOM|Killing|Preempt|Unhealthy", line)
     ]
     for line in event_lines[:5]:
@@ -446,11 +507,17 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         evidence.append(EvidenceItem(label="error line", value=error, source=f"logs of task {digest.task}"))
     network = [ln for ln in digest.error_lines if re.search(r"NCCL|collective", ln)]
     if finding.detail == "NCCL" and network:
-        evidence.append(EvidenceItem(label="NCCL line", value=network[-1], source=f"logs of task {digest.task}"))
+        evidence.append(
+            EvidenceItem(label="NCCL line", value=network[-1], source=f"logs of task {digest.task}")
+        )
 
     who = f"task {task.name}" if task is not None else "the workflow"
-    how = f"{task.status}" + (f" with exit code {task.exit_code}" if task and task.exit_code is not None else "") \
-        if task is not None else wf.status
+    how = (
+        f"{task.status}"
+        + (f" with exit code {task.exit_code}" if task and task.exit_code is not None else "")
+        if task is not None
+        else wf.status
+    )
     headline = f"Workflow {wf.name} is {wf.status}: {who} failed first ({how}); {PLAIN[category]}."
     if category == Category.CRASH_APP_ERROR and finding.detail == "NCCL":
         headline = (
@@ -460,16 +527,27 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
     elif category == Category.CRASH_APP_ERROR and error:
         headline += f" Last error: {error.split('] ', 1)[-1].strip()}"
     elif category == Category.OOM_KILLED:
-        headline += f" Signal: {finding.signal}" + (f"; exit code {task.exit_code}." if task and
-                                                     task.exit_code is not None and str(task.exit_code) not in
-                                                     finding.signal else ".")
+        headline += f" Signal: {finding.signal}" + (
+            f"; exit code {task.exit_code}."
+            if task and task.exit_code is not None and str(task.exit_code) not in finding.signal
+            else "."
+        )
     if root is None and failed and category == Category.UPSTREAM_FAILED:
-        gaps.items.append(Gap(what="the upstream task that failed first",
-                              why="only FAILED_UPSTREAM tasks are visible in the workflow query"))
+        gaps.items.append(
+            Gap(
+                what="the upstream task that failed first",
+                why="only FAILED_UPSTREAM tasks are visible in the workflow query",
+            )
+        )
     excerpts = []
     if digest.last_lines:
-        excerpts.append(Excerpt(title=f"Last lines of task {digest.task} before the failure",
-                                text="\n".join(digest.last_lines), source=f"GET /api/workflow/{wf.name}/logs"))
+        excerpts.append(
+            Excerpt(
+                title=f"Last lines of task {digest.task} before the failure",
+                text="\n".join(digest.last_lines),
+                source=f"GET /api/workflow/{wf.name}/logs",
+            )
+        )
     elif task is not None and not logs.get(task.name):
         base["notes"].append(f"The logs of task {task.name} are empty (the task may never have started).")
     return Report(
@@ -507,15 +585,20 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
     gaps = _Gaps()
     pool = wf.pool
     quota_coro: Awaitable[PoolQuota | None] = (
-        gaps.get(f"pool quota (GET /api/pool_quota?pools={pool})", client.pool_quota([pool])) if pool
+        gaps.get(f"pool quota (GET /api/pool_quota?pools={pool})", client.pool_quota([pool]))
+        if pool
         else asyncio.sleep(0, None)
     )
     nodes_coro: Awaitable[list[NodeResources] | None] = (
-        gaps.get(f"pool resources (GET /api/resources?pools={pool})", client.resources([pool])) if pool
+        gaps.get(f"pool resources (GET /api/resources?pools={pool})", client.resources([pool]))
+        if pool
         else asyncio.sleep(0, None)
     )
-    logs, events, requests, quota, nodes = await asyncio.gather(
-        _task_logs(client, wf, gaps), _events(client, wf.name, gaps), _requests(client, wf, gaps), quota_coro,
+    _logs, events, requests, quota, nodes = await asyncio.gather(
+        _task_logs(client, wf, gaps),
+        _events(client, wf.name, gaps),
+        _requests(client, wf, gaps),
+        quota_coro,
         nodes_coro,
     )
     base = _base(wf, now, question)
@@ -553,30 +636,59 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
         return "unknown" if value is None else str(value)
 
     qsrc = f"GET /api/pool_quota?pools={pool}"
-    queued_for = wf.queued_time if wf.queued_time is not None else (
-        (now - wf.submit_time).total_seconds() if wf.submit_time else None
+    queued_for = (
+        wf.queued_time
+        if wf.queued_time is not None
+        else ((now - wf.submit_time).total_seconds() if wf.submit_time else None)
     )
     if queued_for is not None:
-        evidence.append(EvidenceItem(label="queued for", value=fmt_seconds(queued_for),
-                                     source=f"GET /api/workflow/{wf.name} (queued_time)"))
+        evidence.append(
+            EvidenceItem(
+                label="queued for",
+                value=fmt_seconds(queued_for),
+                source=f"GET /api/workflow/{wf.name} (queued_time)",
+            )
+        )
     if group is not None:
-        evidence.append(EvidenceItem(
-            label=f"GPUs asked (group {group.name}, {len(queued)} task(s) scheduled together)",
-            value=num(group_ask), source=f"GET /api/task?workflow_id={wf.name}"))
+        evidence.append(
+            EvidenceItem(
+                label=f"GPUs asked (group {group.name}, {len(queued)} task(s) scheduled together)",
+                value=num(group_ask),
+                source=f"GET /api/task?workflow_id={wf.name}",
+            )
+        )
         if len(queued) > 1:
-            evidence.append(EvidenceItem(label="GPUs asked by the largest task", value=num(task_ask),
-                                         source=f"GET /api/task?workflow_id={wf.name}"))
+            evidence.append(
+                EvidenceItem(
+                    label="GPUs asked by the largest task",
+                    value=num(task_ask),
+                    source=f"GET /api/task?workflow_id={wf.name}",
+                )
+            )
     if pool_info is not None and usage is not None:
         evidence += [
             EvidenceItem(label=f"pool {pool} status", value=pool_info.status or "unknown", source=qsrc),
-            EvidenceItem(label="quota_free", value=f"{num(usage.quota_free)} (quota_limit {num(usage.quota_limit)}, "
-                         f"quota_used {num(usage.quota_used)})", source=qsrc),
-            EvidenceItem(label="total_free", value=f"{num(usage.total_free)} (total_capacity "
-                         f"{num(usage.total_capacity)}, total_usage {num(usage.total_usage)})", source=qsrc),
+            EvidenceItem(
+                label="quota_free",
+                value=f"{num(usage.quota_free)} (quota_limit {num(usage.quota_limit)}, "
+                f"quota_used {num(usage.quota_used)})",
+                source=qsrc,
+            ),
+            EvidenceItem(
+                label="total_free",
+                value=f"{num(usage.total_free)} (total_capacity "
+                f"{num(usage.total_capacity)}, total_usage {num(usage.total_usage)})",
+                source=qsrc,
+            ),
         ]
     if largest is not None:
-        evidence.append(EvidenceItem(label=f"largest free on one node of {pool}", value=str(largest),
-                                     source=f"GET /api/resources?pools={pool}"))
+        evidence.append(
+            EvidenceItem(
+                label=f"largest free on one node of {pool}",
+                value=str(largest),
+                source=f"GET /api/resources?pools={pool}",
+            )
+        )
     notes = list(base["notes"])
     for tr in translations:
         notes.append(f'The scheduler says "{tr.raw}": {tr.plain}.')
@@ -586,35 +698,59 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
     next_action: str | None
     if outcome == Outcome.POOL_UNAVAILABLE:
         headline = f"{head}: pool {pool} is {numbers.pool_status}, so nothing in it is scheduled."
-        next_action = f"Wait for pool {pool} to be ONLINE again, or resubmit to another pool (`osmo pool list`)."
+        next_action = (
+            f"Wait for pool {pool} to be ONLINE again, or resubmit to another pool (`osmo pool list`)."
+        )
     elif outcome == Outcome.PENDING_QUOTA:
-        headline = (f"{head}: pool {pool}'s quota is used up, not its capacity: it asks {ask} GPUs at {prio} "
-                    f"priority, quota free is {qf} (quota_limit {num(numbers.quota_limit)}) while {tf} GPUs are "
-                    f"physically free (total_free).")
-        next_action = (f"Resubmit with `--priority LOW` to use the {tf} free GPUs now (LOW work may be preempted), "
-                       f"or wait for HIGH/NORMAL work in {pool} to finish and free quota.")
+        headline = (
+            f"{head}: pool {pool}'s quota is used up, not its capacity: it asks {ask} GPUs at {prio} "
+            f"priority, quota free is {qf} (quota_limit {num(numbers.quota_limit)}) while {tf} GPUs are "
+            f"physically free (total_free)."
+        )
+        next_action = (
+            f"Resubmit with `--priority LOW` to use the {tf} free GPUs now (LOW work may be preempted), "
+            f"or wait for HIGH/NORMAL work in {pool} to finish and free quota."
+        )
     elif outcome == Outcome.PENDING_CAPACITY:
-        headline = (f"{head}: pool {pool} is out of physical GPUs: it asks {ask} GPUs but only {tf} are free in "
-                    f"total (total_free, of total_capacity {num(numbers.total_capacity)}); quota free is {qf}.")
-        next_action = (f"Wait for GPUs in {pool} to free up, move to a pool with at least {ask} GPUs free "
-                       "(`osmo pool list --mode free`), or shrink the per-task GPU ask; LOW priority will not help.")
+        headline = (
+            f"{head}: pool {pool} is out of physical GPUs: it asks {ask} GPUs but only {tf} are free in "
+            f"total (total_free, of total_capacity {num(numbers.total_capacity)}); quota free is {qf}."
+        )
+        next_action = (
+            f"Wait for GPUs in {pool} to free up, move to a pool with at least {ask} GPUs free "
+            "(`osmo pool list --mode free`), or shrink the per-task GPU ask; LOW priority will not help."
+        )
     elif outcome == Outcome.PENDING_FRAGMENTATION:
-        headline = (f"{head}: no single node in pool {pool} can hold one task: a task asks {num(task_ask)} GPUs "
-                    f"but the largest free on one node is {num(largest)}, although {tf} GPUs are free in total "
-                    f"(total_free) and quota free is {qf}.")
-        next_action = (f"Split the work into tasks of at most {num(largest)} GPUs, wait for a node in {pool} to "
-                       "drain, or use a pool with a whole free node.")
+        headline = (
+            f"{head}: no single node in pool {pool} can hold one task: a task asks {num(task_ask)} GPUs "
+            f"but the largest free on one node is {num(largest)}, although {tf} GPUs are free in total "
+            f"(total_free) and quota free is {qf}."
+        )
+        next_action = (
+            f"Split the work into tasks of at most {num(largest)} GPUs, wait for a node in {pool} to "
+            "drain, or use a pool with a whole free node."
+        )
     elif outcome == Outcome.PENDING_CONSTRAINT:
         cons = next(t for t in translations if t.kind == "constraint")
-        headline = (f"{head}: GPUs suffice (asks {ask}, total_free {tf}, quota free {qf} in pool {pool}) but "
-                    f"{cons.plain} (\"{cons.raw}\").")
-        next_action = ("Compare the workflow's node selectors, affinity, tolerations and volumes with the nodes of "
-                       f"pool {pool}; fix the spec or pick a pool whose nodes match.")
+        headline = (
+            f"{head}: GPUs suffice (asks {ask}, total_free {tf}, quota free {qf} in pool {pool}) but "
+            f'{cons.plain} ("{cons.raw}").'
+        )
+        next_action = (
+            "Compare the workflow's node selectors, affinity, tolerations and volumes with the nodes of "
+            f"pool {pool}; fix the spec or pick a pool whose nodes match."
+        )
     else:
-        headline = (f"{head} in pool {pool or 'unknown'}"
-                    + (f", asking {ask} GPUs (quota free {qf}, total_free {tf}, largest free on one node "
-                       f"{num(largest)})" if group is not None else "")
-                    + "; the numbers show no quota, capacity or per-node shortage.")
+        headline = (
+            f"{head} in pool {pool or 'unknown'}"
+            + (
+                f", asking {ask} GPUs (quota free {qf}, total_free {tf}, largest free on one node "
+                f"{num(largest)})"
+                if group is not None
+                else ""
+            )
+            + "; the numbers show no quota, capacity or per-node shortage."
+        )
         if wf.status != "PENDING" and group is None:
             headline = f"{head} in pool {pool or 'unknown'}."
         next_action = "Check the events again in a few minutes; if it stays queued, ask the OSMO admins."
@@ -628,8 +764,13 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
                 seen.append(line)
             if len(seen) >= 6:
                 break
-        excerpts.append(Excerpt(title="Latest scheduling events", text="\n".join(reversed(seen)),
-                                source=f"GET /api/workflow/{wf.name}/events"))
+        excerpts.append(
+            Excerpt(
+                title="Latest scheduling events",
+                text="\n".join(reversed(seen)),
+                source=f"GET /api/workflow/{wf.name}/events",
+            )
+        )
     return Report(
         outcome=outcome or Outcome.STATUS,
         headline=headline,
@@ -656,7 +797,9 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
     base = _base(wf, now, question)
     evidence: list[EvidenceItem] = base.pop("evidence")
     notes: list[str] = base.pop("notes")
-    evidence.append(EvidenceItem(label="duration", value=_elapsed(wf, now), source=f"GET /api/workflow/{wf.name}"))
+    evidence.append(
+        EvidenceItem(label="duration", value=_elapsed(wf, now), source=f"GET /api/workflow/{wf.name}")
+    )
     excerpts: list[Excerpt] = []
     summaries: list[str] = []
     for task in wf.tasks:
@@ -664,16 +807,30 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
         value = task.status + (f", {d.stage}" if d.stage else "")
         if d.last_progress:
             value += f"; last line: {d.last_progress}"
-        evidence.append(EvidenceItem(label=f"task {task.name}", value=value, source=f"logs of task {task.name}"))
+        evidence.append(
+            EvidenceItem(label=f"task {task.name}", value=value, source=f"logs of task {task.name}")
+        )
         if d.error_lines:
-            evidence.append(EvidenceItem(label=f"task {task.name} error lines", value=str(len(d.error_lines)),
-                                         source=f"logs of task {task.name}"))
+            evidence.append(
+                EvidenceItem(
+                    label=f"task {task.name} error lines",
+                    value=str(len(d.error_lines)),
+                    source=f"logs of task {task.name}",
+                )
+            )
         if d.last_progress:
-            summaries.append(f"task {task.name} is {d.stage or task.status.lower()} "
-                             f"(last: {d.last_progress.split('] ', 1)[-1].strip()})")
+            summaries.append(
+                f"task {task.name} is {d.stage or task.status.lower()} "
+                f"(last: {d.last_progress.split('] ', 1)[-1].strip()})"
+            )
         if d.last_lines and len(excerpts) < 3:
-            excerpts.append(Excerpt(title=f"Last lines of task {task.name}", text="\n".join(d.last_lines[-8:]),
-                                    source=f"GET /api/workflow/{wf.name}/logs"))
+            excerpts.append(
+                Excerpt(
+                    title=f"Last lines of task {task.name}",
+                    text="\n".join(d.last_lines[-8:]),
+                    source=f"GET /api/workflow/{wf.name}/logs",
+                )
+            )
     headline = f"Workflow {wf.name} is {wf.status} in pool {wf.pool or 'unknown'} ({_elapsed(wf, now)})"
     headline += ": " + "; ".join(summaries[:3]) + "." if summaries else "."
     next_action: str | None = None
@@ -681,15 +838,23 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
         spec = await gaps.get("template spec (for the app suggestion)", client.spec(wf.name))
         spec_name = summarize_spec(spec.text).name if spec is not None and spec.text else None
         if wf.outputs:
-            evidence.append(EvidenceItem(label="outputs", value=wf.outputs, source=f"GET /api/workflow/{wf.name}"))
-            next_action = (f"Would you like to download the output data? Run `osmo data download {wf.outputs} ~/` "
-                           "(destination defaults to ~/; not run by this bot).")
+            evidence.append(
+                EvidenceItem(label="outputs", value=wf.outputs, source=f"GET /api/workflow/{wf.name}")
+            )
+            next_action = (
+                f"Would you like to download the output data? Run `osmo data download {wf.outputs} ~/` "
+                "(destination defaults to ~/; not run by this bot)."
+            )
         else:
-            notes.append("The workflow records no output location (`outputs` is empty); check the spec's outputs.")
+            notes.append(
+                "The workflow records no output location (`outputs` is empty); check the spec's outputs."
+            )
         app = _app_name(wf, spec_name)
-        notes.append(f'App suggestion (not created): name "{app}", description "Runs the {app} workflow '
-                     f'on pool {wf.pool or "its pool"} and writes its outputs to object storage." Create it '
-                     "with `osmo app create` if you want it.")
+        notes.append(
+            f'App suggestion (not created): name "{app}", description "Runs the {app} workflow '
+            f'on pool {wf.pool or "its pool"} and writes its outputs to object storage." Create it '
+            "with `osmo app create` if you want it."
+        )
     elif wf.status in ("RUNNING", "WAITING"):
         next_action = f"Follow it with `watch {wf.name}`; live GPU/CPU/memory use is in Grafana."
     return Report(
@@ -710,19 +875,31 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
 async def explain_report(client: OsmoClient, wf: Workflow, question: Question, now: datetime) -> Report:
     """Spec "Explain What a Workflow Does": purpose, image, command/entrypoint, env var NAMES, outputs."""
     gaps = _Gaps()
-    spec = gaps.stream("template spec", await gaps.get(
-        f"template spec (GET /api/workflow/{wf.name}/spec?use_template=true)", client.spec(wf.name)))
+    spec = gaps.stream(
+        "template spec",
+        await gaps.get(
+            f"template spec (GET /api/workflow/{wf.name}/spec?use_template=true)", client.spec(wf.name)
+        ),
+    )
     base = _base(wf, now, question)
     evidence: list[EvidenceItem] = base.pop("evidence")
     notes: list[str] = base.pop("notes")
     src = f"GET /api/workflow/{wf.name}/spec?use_template=true"
     if spec is None or not spec.text.strip():
-        return Report(outcome=Outcome.STATUS, headline=f"Workflow {wf.name} is {wf.status}; its template spec "
-                      "could not be read, so what it does cannot be said.", evidence=evidence, notes=notes + gaps.notes,
-                      gaps=gaps.items, **base)
+        return Report(
+            outcome=Outcome.STATUS,
+            headline=f"Workflow {wf.name} is {wf.status}; its template spec "
+            "could not be read, so what it does cannot be said.",
+            evidence=evidence,
+            notes=notes + gaps.notes,
+            gaps=gaps.items,
+            **base,
+        )
     summary = summarize_spec(spec.text)
     if not summary.parsed:
-        notes.append("The spec could not be parsed as YAML (it may be cut); only image and task names are shown.")
+        notes.append(
+            "The spec could not be parsed as YAML (it may be cut); only image and task names are shown."
+        )
     what: list[str] = []
     for t in summary.tasks:
         where = f"task {t.name}" + (f" (group {t.group})" if t.group else "")
@@ -735,26 +912,52 @@ async def explain_report(client: OsmoClient, wf: Workflow, question: Question, n
         if t.script:
             evidence.append(EvidenceItem(label=f"{where} runs", value=" / ".join(t.script), source=src))
         if t.env_names:
-            evidence.append(EvidenceItem(label=f"{where} environment variables (names only)",
-                                         value=", ".join(t.env_names), source=src))
+            evidence.append(
+                EvidenceItem(
+                    label=f"{where} environment variables (names only)",
+                    value=", ".join(t.env_names),
+                    source=src,
+                )
+            )
         if t.inputs:
             evidence.append(EvidenceItem(label=f"{where} inputs", value="; ".join(t.inputs), source=src))
         if t.outputs:
             evidence.append(EvidenceItem(label=f"{where} outputs", value="; ".join(t.outputs), source=src))
         res = summary.resources.get(t.resource or "default") or {}
         if res:
-            evidence.append(EvidenceItem(label=f"{where} resources", value=", ".join(
-                f"{k} {v}" for k, v in res.items() if k in ("gpu", "cpu", "memory", "storage")), source=src))
-        runs = t.script[0] if t.script else (t.command or "its image's default command")
+            evidence.append(
+                EvidenceItem(
+                    label=f"{where} resources",
+                    value=", ".join(
+                        f"{k} {v}" for k, v in res.items() if k in ("gpu", "cpu", "memory", "storage")
+                    ),
+                    source=src,
+                )
+            )
+        main = [ln for ln in t.script if not re.match(r"(?:cd|export|source|echo|mkdir)\b", ln)]
+        runs = (main or t.script or [t.command or "its image's default command"])[0].rstrip(" \\")
         what.append(f"{t.name} runs `{runs}`" + (f" in {t.image}" if t.image else ""))
     if wf.outputs:
-        evidence.append(EvidenceItem(label="outputs (storage prefix)", value=wf.outputs,
-                                     source=f"GET /api/workflow/{wf.name}"))
-    headline = (f"Workflow {wf.name} ({summary.name or 'unnamed spec'}) is {wf.status}; it has "
-                f"{len(summary.tasks)} task(s): " + "; ".join(what[:4]) + "."
-                + (f" It writes its outputs to {wf.outputs}." if wf.outputs else ""))
-    return Report(outcome=Outcome.STATUS, headline=headline, evidence=evidence, notes=notes + gaps.notes,
-                  gaps=gaps.items, **base)
+        evidence.append(
+            EvidenceItem(
+                label="outputs (storage prefix)", value=wf.outputs, source=f"GET /api/workflow/{wf.name}"
+            )
+        )
+    headline = (
+        f"Workflow {wf.name} ({summary.name or 'unnamed spec'}) is {wf.status}; it has "
+        f"{len(summary.tasks)} task(s): "
+        + "; ".join(what[:4])
+        + "."
+        + (f" It writes its outputs to {wf.outputs}." if wf.outputs else "")
+    )
+    return Report(
+        outcome=Outcome.STATUS,
+        headline=headline,
+        evidence=evidence,
+        notes=notes + gaps.notes,
+        gaps=gaps.items,
+        **base,
+    )
 
 
 # -- entry point ------------------------------------------------------------------------------------
@@ -771,7 +974,8 @@ def not_found_report(workflow_id: str, question: Question, now: datetime, messag
         system="osmo",
         outcome=Outcome.NOT_FOUND,
         headline=f"No OSMO workflow with the ID {workflow_id} exists ({message.strip() or 'not found'}).",
-        next_action="Check the workflow ID (e.g. with `list recent workflows`) and ask again with the exact ID.",
+        next_action="Check the workflow ID (e.g. with `list recent workflows`) and ask again with the exact "
+        "ID.",
         identity=Identity(system="osmo", workflow_id=workflow_id),
         question=question.text,
         generated_at=now,
@@ -793,14 +997,23 @@ async def answer_osmo(question: Question, config: OsmoConfig, now: datetime) -> 
     credentials after retries.
     """
     workflow_id = workflow_id_of(question)
+    kind = question.kind
+    if kind in ("runai", "help") and question.text:
+        parsed = parse_text(question.text)  # the CLI/bot merge keeps the default kind; re-read the text
+        if parsed.kind.startswith("osmo"):
+            kind = parsed.kind
     try:
         async with OsmoClient(config) as client:
-            if question.kind == "osmo_list" or workflow_id is None:
-                if workflow_id is None and question.kind not in ("osmo_list", "runai"):
-                    return Report(system="osmo", outcome=Outcome.NEEDS_INPUT,
-                                  headline="Which workflow? Give its ID, e.g. sdg-render-7.",
-                                  question="Which OSMO workflow ID should I look at?", missing=["workflow_id"],
-                                  generated_at=now)
+            if kind == "osmo_list" or workflow_id is None:
+                if workflow_id is None and kind not in ("osmo_list", "runai", "help"):
+                    return Report(
+                        system="osmo",
+                        outcome=Outcome.NEEDS_INPUT,
+                        headline="Which workflow? Give its ID, e.g. sdg-render-7.",
+                        question="Which OSMO workflow ID should I look at?",
+                        missing=["workflow_id"],
+                        generated_at=now,
+                    )
                 return await list_report(client, question, now)
             try:
                 wf = await client.get_workflow(workflow_id)
@@ -810,7 +1023,7 @@ async def answer_osmo(question: Question, config: OsmoConfig, now: datetime) -> 
                 raise _unavailable(
                     f"OSMO answered HTTP {exc.status} to GET /api/workflow/{workflow_id} after retries"
                 ) from exc
-            if question.kind == "osmo_explain":
+            if kind == "osmo_explain":
                 return await explain_report(client, wf, question, now)
             if is_failed(wf.status):
                 return await failed_report(client, wf, question, now)

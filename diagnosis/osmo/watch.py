@@ -42,7 +42,9 @@ def work_kind(workflow: Workflow) -> WorkKind:
     return "short" if _SHORT_NAME.search(workflow.name) else "training"
 
 
-def next_interval(kind: WorkKind, status: str, unchanged_polls: int, user_cadence_s: float | None = None) -> float:
+def next_interval(
+    kind: WorkKind, status: str, unchanged_polls: int, user_cadence_s: float | None = None
+) -> float:
     """Seconds until the next poll (spec step 3). ``unchanged_polls`` counts consecutive polls that
     saw the same RUNNING/PENDING/WAITING status. A user-given cadence is always honoured."""
     if user_cadence_s is not None and user_cadence_s > 0:
@@ -71,7 +73,8 @@ class StateChange(BaseModel):
 
 
 class WatchState(BaseModel):
-    """A watch, persistable as JSON. ``unchanged_polls`` drives the back-off; ``done`` after a terminal state."""
+    """A watch, persistable as JSON. ``unchanged_polls`` drives the back-off; ``done`` after a
+    terminal state."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -101,7 +104,11 @@ def observe(state: WatchState, status: str, at: datetime) -> tuple[WatchState, S
     change: StateChange | None = None
     if status != state.status:
         change = StateChange(
-            workflow_id=state.workflow_id, previous=state.status, status=status, at=at, terminal=is_terminal(status)
+            workflow_id=state.workflow_id,
+            previous=state.status,
+            status=status,
+            at=at,
+            terminal=is_terminal(status),
         )
         new.status = status
         new.unchanged_polls = 0

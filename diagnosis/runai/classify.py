@@ -121,7 +121,8 @@ def unresolved_exit(signals: Sequence[Signal]) -> list[Signal]:
 
 
 def unknown(signals: Sequence[Signal], tier2_available: bool) -> Finding:
-    """UNKNOWN: evidence names no cause (FORMAT.md: exit 137 with nothing that explains it; no Tier 2 and thin Tier 1)."""
+    """UNKNOWN: the evidence names no cause (FORMAT.md: exit 137 with nothing that explains it;
+    no Tier 2 and thin Tier 1)."""
     exits = unresolved_exit(signals)
     errors = _of(signals, Kind.POD_ERROR)
     if exits:

@@ -67,6 +67,10 @@ def _jwt_exp(token: str) -> float | None:
         return None
 
 
+#: Process-wide token cache: (base_url, client_id) -> (token, expires epoch seconds). Tokens are never logged.
+_TOKENS: dict[tuple[str, str], tuple[str, float]] = {}
+
+
 class RunaiClient:
     """Async read-only client. Use as ``async with RunaiClient(config) as client``.
 
@@ -88,8 +92,9 @@ class RunaiClient:
             retry=retry,
             inner=inner,
         )
-        self._token: str | None = None
-        self._token_expires = 0.0
+        cached = _TOKENS.get((config.base_url, config.client_id))
+        self._token: str | None = cached[0] if cached else None
+        self._token_expires = cached[1] if cached else 0.0
         self._token_lock = asyncio.Lock()
 
     @property
@@ -133,6 +138,7 @@ class RunaiClient:
             expires = _jwt_exp(token) or now + 3600
         self._token = token
         self._token_expires = expires - 60
+        _TOKENS[(cfg.base_url, cfg.client_id)] = (token, self._token_expires)
 
     async def _auth_header(self, refresh: bool = False) -> dict[str, str]:
         async with self._token_lock:

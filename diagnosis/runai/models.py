@@ -92,9 +92,9 @@ class Workload(ApiModel):
     preemptible: bool | None = None
     priority_class_name: str | None = None
 
-    _t = field_validator(
-        "created_at", "updated_at", "phase_updated_at", "completed_at", "deleted_at", mode="before"
-    )(_time)
+    _t = field_validator("created_at", "updated_at", "phase_updated_at", "completed_at", "deleted_at", mode="before")(
+        _time
+    )
 
     @field_validator("conditions", mode="before")
     @classmethod

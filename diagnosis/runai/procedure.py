@@ -22,7 +22,7 @@ from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.http import ReadOnlyViolation
 from diagnosis.k8s import Tier2Evidence, Tier2Source
 from diagnosis.question import Question
-from diagnosis.report import Category, Choice, Gap, Identity, Link, Outcome, Report
+from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
 from diagnosis.runai.client import ApiError, NotFoundError, RunaiClient
@@ -58,9 +58,22 @@ METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_
 RUN_START_PHASES = frozenset({"Creating", "Resuming"})
 FINAL_WINDOW = timedelta(minutes=10)
 ACTIVE_PHASES = frozenset({"Running", "Pending", "Initializing", "Creating", "Degraded"})
-POD_FAILED_PHASES = frozenset({"Failed", "Error", "OOMKilled", "CrashLoopBackOff", "ImagePullBackOff",
-                               "ErrImagePull", "Init:Error", "Init:CrashLoopBackOff", "ContainerCreating",
-                               "CreateContainerConfigError", "Terminating", "Unknown"})
+POD_FAILED_PHASES = frozenset(
+    {
+        "Failed",
+        "Error",
+        "OOMKilled",
+        "CrashLoopBackOff",
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "Init:Error",
+        "Init:CrashLoopBackOff",
+        "ContainerCreating",
+        "CreateContainerConfigError",
+        "Terminating",
+        "Unknown",
+    }
+)
 
 
 @dataclass
@@ -101,13 +114,18 @@ class Tier1:
                 continue
             seen.add(key)
             out.append(ev)
-        return sorted(out, key=lambda e: e.created_at or datetime.min.replace(tzinfo=e.created_at.tzinfo if e.created_at else None))
+        return sorted(
+            out,
+            key=lambda e: e.created_at or datetime.min.replace(tzinfo=e.created_at.tzinfo if e.created_at else None),
+        )
 
 
 def _describe_error(exc: BaseException) -> str:
     if isinstance(exc, ApiError):
-        return f"HTTP {exc.status}" + (f" ({exc.message})" if exc.message else "") + (
-            " after retries" if exc.status >= 500 or exc.status == 429 else ""
+        return (
+            f"HTTP {exc.status}"
+            + (f" ({exc.message})" if exc.message else "")
+            + (" after retries" if exc.status >= 500 or exc.status == 429 else "")
         )
     if isinstance(exc, TimeoutError):
         return "timed out (diagnosis deadline)"
@@ -190,7 +208,8 @@ class Diagnosis:
                 cluster_id = matches[0].uuid
             elif q.cluster:
                 return self.builder().needs_input(
-                    q, ["cluster"],
+                    q,
+                    ["cluster"],
                     f"I found no cluster named '{q.cluster}'. Which cluster is it on? Give the cluster name or id.",
                     [Choice(label=c.name or c.uuid, field="cluster_id", value=c.uuid) for c in clusters[:10]],
                 )
@@ -227,10 +246,15 @@ class Diagnosis:
         selected, tier1 = await self.select(candidates, q.effective_intent())
         if selected is None:
             return self.builder().needs_input(
-                q, ["workload"],
+                q,
+                ["workload"],
                 f"Several workloads named '{q.workload_name}' in project '{q.project}' fit equally. Which one?",
-                [Choice(label=f"{w.name} ({w.type or 'workload'}, {w.phase}, {w.id})", field="workload_id", value=w.id)
-                 for w in candidates[:10]],
+                [
+                    Choice(
+                        label=f"{w.name} ({w.type or 'workload'}, {w.phase}, {w.id})", field="workload_id", value=w.id
+                    )
+                    for w in candidates[:10]
+                ],
             )
         workload = selected
         # Step 1.3: the returned clusterId must match the asked cluster.
@@ -240,13 +264,11 @@ class Diagnosis:
             tier1 = await self.collect(workload)
         return await self.diagnose(workload, tier1)
 
-    async def select(
-        self, candidates: list[Workload], intent: str
-    ) -> tuple[Workload | None, Tier1 | None]:
+    async def select(self, candidates: list[Workload], intent: str) -> tuple[Workload | None, Tier1 | None]:
         """Option B selection by intent (spec Step 1.1; FORMAT.md "Questions")."""
         ordered = sorted(
             candidates,
-            key=lambda w: (w.phase_updated_at or w.created_at or self.now),
+            key=lambda w: w.phase_updated_at or w.created_at or self.now,
             reverse=True,
         )
         if len(ordered) == 1:
@@ -328,9 +350,13 @@ class Diagnosis:
         out += text_signals(workload.phase_reason, workload.phase_message, source=wl_src, at=workload.phase_updated_at)
         for cond in workload.conditions:
             if cond.status == "True" or cond.type in {"Failed", "Ready"}:
-                out += text_signals(cond.reason, cond.message, source=wl_src + " (conditions)", at=cond.last_transition_time)
+                out += text_signals(
+                    cond.reason, cond.message, source=wl_src + " (conditions)", at=cond.last_transition_time
+                )
         for psm in workload.pending_scheduling_messages or []:
-            out += text_signals(psm.phase_reason, psm.user_message, source=wl_src + " (pendingSchedulingMessages)", at=None)
+            out += text_signals(
+                psm.phase_reason, psm.user_message, source=wl_src + " (pendingSchedulingMessages)", at=None
+            )
         hist_src = f"GET /api/v1/workloads/{workload.id}/history"
         for r in tier1.history.value or []:
             ts = r.meta.creation_timestamp
@@ -341,8 +367,10 @@ class Diagnosis:
         for ev in tier1.all_events():
             if start is not None and ev.created_at is not None and ev.created_at < start:
                 continue
-            pod = ev.involved_object.name if ev.involved_object and ev.involved_object.kind == "Pod" else None
-            out += text_signals(ev.reason, ev.message, source=ev_src if tier1.events.ok else hist_src, at=ev.created_at, pod=pod)
+            pod_name = ev.involved_object.name if ev.involved_object and ev.involved_object.kind == "Pod" else None
+            out += text_signals(
+                ev.reason, ev.message, source=ev_src if tier1.events.ok else hist_src, at=ev.created_at, pod=pod_name
+            )
         pods_src = f"GET /api/v1/workloads/{workload.id}/pods"
         for pod in tier1.pods.value or []:
             out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=None, pod=pod.name)
@@ -352,10 +380,7 @@ class Diagnosis:
         """Signals describing the diagnosed termination: timeless ones and those within FINAL_WINDOW before it."""
         if end is None:
             return list(signals)
-        return [
-            s for s in signals
-            if s.at is None or (end - FINAL_WINDOW <= s.at <= end + timedelta(minutes=1))
-        ]
+        return [s for s in signals if s.at is None or (end - FINAL_WINDOW <= s.at <= end + timedelta(minutes=1))]
 
     # -- Steps 1.4-5 ------------------------------------------------------------------------------------
 
@@ -368,7 +393,9 @@ class Diagnosis:
         if tier1.events.ok and tier1.events.value is None:
             b.gap("events", "events: null (fetch failure, not proof of no events); used history instead")
         if not tier1.events.ok and tier1.history.ok:
-            b.note("The events call failed; that is not proof that no events occurred. History events were used instead.")
+            b.note(
+                "The events call failed; that is not proof that no events occurred. History events were used instead."
+            )
         if tier1.pods.ok and not tier1.pods.value:
             b.gap("pods", "the pods endpoint returned no pods (deleted or not yet created)")
 
@@ -377,9 +404,7 @@ class Diagnosis:
         final = self.final_window(signals, end)
 
         # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
-        preempted = [s for s in final if s.kind == Kind.PREEMPTED] or [
-            s for s in signals if s.kind == Kind.PREEMPTED
-        ]
+        preempted = [s for s in final if s.kind == Kind.PREEMPTED] or [s for s in signals if s.kind == Kind.PREEMPTED]
         if preempted:
             return b.route_preempted(workload, preempted)
 
@@ -428,7 +453,9 @@ class Diagnosis:
         # Step 3: recurrence in the lookback.
         occ = rec.occurrences(tier1.history.value or [], tier1.all_events(), self.cutoff)
         diagnosed_at = end or self.now
-        times = [t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= self.cutoff or t == diagnosed_at]
+        times = [
+            t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= self.cutoff or t == diagnosed_at
+        ]
         b.recurrence(finding.category, times)
 
         # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
@@ -446,10 +473,15 @@ class Diagnosis:
         if finding is None or cls.unresolved_exit(final):
             return True
         return finding.category in {
-            Category.OOM_KILLED, Category.CRASH_APP_ERROR, Category.INIT_FAILED, Category.NODE_FAILURE,
+            Category.OOM_KILLED,
+            Category.CRASH_APP_ERROR,
+            Category.INIT_FAILED,
+            Category.NODE_FAILURE,
         }
 
-    def diagnosed_pod(self, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]) -> tuple[str | None, Pod | None]:
+    def diagnosed_pod(
+        self, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]
+    ) -> tuple[str | None, Pod | None]:
         """The pod to inspect: the one the finding names, else the newest failed pod, else one events name."""
         pods = tier1.pods.value or []
         by_name = {p.name: p for p in pods}
@@ -483,7 +515,9 @@ class Diagnosis:
         namespace = await self.namespace(workload, tier1)
         b_gap = self.gaps
         if pod_name is None or namespace is None:
-            b_gap.append(Gap(what="Tier 2 evidence", why="no pod name or namespace could be resolved; nothing was guessed"))
+            b_gap.append(
+                Gap(what="Tier 2 evidence", why="no pod name or namespace could be resolved; nothing was guessed")
+            )
             return None
         node = None
         if finding is not None and finding.category == Category.NODE_FAILURE:
@@ -491,7 +525,9 @@ class Diagnosis:
         try:
             source = Tier2Source(self.kube)
         except Exception as exc:
-            b_gap.append(Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}"))
+            b_gap.append(
+                Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}")
+            )
             return None
         try:
             containers = [c.name for c in pod.containers] if pod else []
@@ -527,8 +563,10 @@ class Diagnosis:
         for (container, previous), text in t2.logs.items():
             flag = " --previous" if previous else ""
             out += log_signals(
-                text, source=f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}",
-                pod=t2.pod_name, container=container,
+                text,
+                source=f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}",
+                pod=t2.pod_name,
+                container=container,
             )
         if t2.node is not None:
             name = (t2.node.get("metadata") or {}).get("name")

@@ -21,8 +21,18 @@ from diagnosis.runai.signals import Kind, Signal, text_signals
 SAME_TERMINATION = timedelta(minutes=10)
 #: Event reasons that report the termination of a pod (not a restart inside it).
 TERMINATION_REASONS = frozenset(
-    {"PodFailed", "Evicted", "TaintManagerEviction", "OOMKilling", "DeadlineExceeded", "BackoffLimitExceeded",
-     "IdleGPUTimeLimitExceeded", "NodeShutdown", "Preempted", "Failed"}
+    {
+        "PodFailed",
+        "Evicted",
+        "TaintManagerEviction",
+        "OOMKilling",
+        "DeadlineExceeded",
+        "BackoffLimitExceeded",
+        "IdleGPUTimeLimitExceeded",
+        "NodeShutdown",
+        "Preempted",
+        "Failed",
+    }
 )
 FAILED_PHASES = frozenset({"Failed", "Crashed"})
 
@@ -82,8 +92,11 @@ def occurrences(history: Sequence[HistoryRecord], events: Sequence[Event], cutof
         )
         if owner is None:
             owner = next(
-                (o for o in result if not o.phase_update and o.pod == pod
-                 and abs(o.at - ev.created_at) <= SAME_TERMINATION),
+                (
+                    o
+                    for o in result
+                    if not o.phase_update and o.pod == pod and abs(o.at - ev.created_at) <= SAME_TERMINATION
+                ),
                 None,
             )
         if owner is None:
@@ -93,9 +106,7 @@ def occurrences(history: Sequence[HistoryRecord], events: Sequence[Event], cutof
     return sorted(result, key=lambda o: o.at)
 
 
-def same_category(
-    found: Sequence[Occurrence], category: Category, diagnosed_at: datetime | None
-) -> list[datetime]:
+def same_category(found: Sequence[Occurrence], category: Category, diagnosed_at: datetime | None) -> list[datetime]:
     """Times of the occurrences of ``category``; the diagnosed failure (at ``diagnosed_at``) counts as that category."""
     times: list[datetime] = []
     for occ in found:

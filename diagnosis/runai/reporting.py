@@ -47,12 +47,16 @@ _NEXT_ACTIONS: dict[Category, str] = {
         "Check the image reference and tag exist in the registry and that the project has pull credentials "
         "(imagePullSecrets / a registry credential) for it, then resubmit."
     ),
-    Category.INIT_FAILED: "Fix what the init container needs (see its log: permissions, data source, command), then resubmit.",
+    Category.INIT_FAILED: (
+        "Fix what the init container needs (see its log: permissions, data source, command), then resubmit."
+    ),
     Category.DATASOURCE_MOUNT_FAILED: (
         "Create the missing data source (PVC, Secret or ConfigMap) in the workload's namespace, or fix its name "
         "in the workload's data sources, then resubmit."
     ),
-    Category.CRASH_APP_ERROR: "Fix the application error shown in the container log (or the command/arguments), then resubmit.",
+    Category.CRASH_APP_ERROR: (
+        "Fix the application error shown in the container log (or the command/arguments), then resubmit."
+    ),
     Category.NODE_FAILURE: (
         "The workload was not at fault: resubmit it (it will be placed on a healthy node) and report the node "
         "to the cluster administrators."
@@ -164,11 +168,17 @@ class ReportBuilder:
         for pod in tier1.pods.value or []:
             rr = pod.requested_resources
             if rr and rr.cpu_memory and rr.cpu_memory.limit:
-                limit_raw, limit_src = str(rr.cpu_memory.limit), f"GET /api/v1/workloads/{workload.id}/pods (requestedResources.cpuMemory.limit)"
+                limit_raw, limit_src = (
+                    str(rr.cpu_memory.limit),
+                    f"GET /api/v1/workloads/{workload.id}/pods (requestedResources.cpuMemory.limit)",
+                )
                 break
         wr = workload.pods_requested_resources
         if limit_raw is None and wr and wr.cpu_memory and wr.cpu_memory.limit:
-            limit_raw, limit_src = str(wr.cpu_memory.limit), f"GET /api/v1/workloads/{workload.id} (podsRequestedResources.cpuMemory.limit)"
+            limit_raw, limit_src = (
+                str(wr.cpu_memory.limit),
+                f"GET /api/v1/workloads/{workload.id} (podsRequestedResources.cpuMemory.limit)",
+            )
         spec = (tier1.spec.value.spec if tier1.spec.value else {}) or {}
         compute = spec.get("compute") or {}
         if limit_raw is None and compute.get("cpuMemoryLimit"):
@@ -201,8 +211,11 @@ class ReportBuilder:
             self.gap("memory limit", "no cpuMemory limit in the pods, workload, spec or metrics")
         if request_raw and request_raw != limit_raw:
             req_b = quantity_bytes(request_raw)
-            self.add("memory request (reservation floor, not usage)", request_raw + (f" = {bytes_text(req_b)}" if req_b else ""),
-                     f"GET /api/v1/workloads/{workload.id}")
+            self.add(
+                "memory request (reservation floor, not usage)",
+                request_raw + (f" = {bytes_text(req_b)}" if req_b else ""),
+                f"GET /api/v1/workloads/{workload.id}",
+            )
         metrics_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_USAGE_BYTES)"
         if metrics is None:
             self.gap("memory usage metrics", "the metrics call failed; no peak can be stated")
@@ -227,7 +240,8 @@ class ReportBuilder:
             for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
                 if cs.get("restartCount"):
                     self.add(
-                        f"restart count (container {cs.get('name')})", str(cs.get("restartCount")),
+                        f"restart count (container {cs.get('name')})",
+                        str(cs.get("restartCount")),
                         f"kubectl describe pod {t2.pod_name} -n {t2.namespace}",
                     )
         terminated_now: set[str] = set()
@@ -289,10 +303,15 @@ class ReportBuilder:
                 f"No workload named '{q.workload_name}' exists in project '{q.project}' on cluster {cluster_id}, "
                 "live or deleted"
             )
-            ask = "Which workload do you mean? Send its workload id (Run:ai console, Workloads), or check the name and project."
+            ask = (
+                "Which workload do you mean? Send its workload id (Run:ai console, Workloads), "
+                "or check the name and project."
+            )
         return self._report(Outcome.NOT_FOUND, what + ". " + ask, question=ask, next_action=ask)
 
-    def cluster_mismatch(self, q: Question, workload: Workload, cluster_id: str, clusters: list[Cluster] | None) -> Report:
+    def cluster_mismatch(
+        self, q: Question, workload: Workload, cluster_id: str, clusters: list[Cluster] | None
+    ) -> Report:
         self.set_identity(workload, None)
         self.add("asked cluster", cluster_id, "question")
         self.add("workload's clusterId", workload.cluster_id or "?", f"GET /api/v1/workloads/{workload.id}")
@@ -378,8 +397,9 @@ class ReportBuilder:
         head: list[EvidenceItem] = []
         saved, self.evidence = self.evidence, head
         self.signal_evidence(primary)
-        exit_codes = sorted({s.exit_code for s in primary + [s for s in final if s.kind == Kind.EXIT_SIGNAL]
-                             if s.exit_code is not None})
+        exit_codes = sorted(
+            {s.exit_code for s in primary + [s for s in final if s.kind == Kind.EXIT_SIGNAL] if s.exit_code is not None}
+        )
         if exit_codes:
             self.add("exit code", ", ".join(str(c) for c in exit_codes), primary[0].source if primary else "events")
         nodes = sorted({s.node for s in primary if s.node})
@@ -402,8 +422,12 @@ class ReportBuilder:
                 continue
             seen_lines.add(s.text)
             self.add(f"log error line (container {s.container})", _short(s.text, 300), s.source)
-        self.add("phase", workload.phase + (f": {workload.phase_message}" if workload.phase_message else ""),
-                 f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.add(
+            "phase",
+            workload.phase + (f": {workload.phase_message}" if workload.phase_message else ""),
+            f"GET /api/v1/workloads/{workload.id}",
+            workload.phase_updated_at,
+        )
         self.evidence = head + saved
         name = workload.name
         headline = f"{name} {_HEADLINES[cat]}."
@@ -412,14 +436,18 @@ class ReportBuilder:
             if not kube_available:
                 self.note("UNKNOWN rather than a guess: without Tier 2 the Tier 1 evidence names no cause.")
         elif cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
-            headline = (f"{name} was killed by the kubelet because its liveness probe failed "
-                        "(the program did not answer its health check in time).")
+            headline = (
+                f"{name} was killed by the kubelet because its liveness probe failed "
+                "(the program did not answer its health check in time)."
+            )
         elif cat == Category.NODE_FAILURE and nodes:
             headline = f"{name} failed because its node {', '.join(sorted(set(nodes)))} failed."
         next_action = _NEXT_ACTIONS[cat]
         if cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
-            next_action = ("Give the program time to start: raise the liveness probe's initialDelaySeconds or "
-                           "failureThreshold, or add a startupProbe, then resubmit.")
+            next_action = (
+                "Give the program time to start: raise the liveness probe's initialDelaySeconds or "
+                "failureThreshold, or add a startupProbe, then resubmit."
+            )
         if self.rec is not None and self.rec.recurring:
             headline += f" It recurred: {self.rec.count} times in the lookback."
         return self._report(Outcome.DIAGNOSED, headline, category=cat, next_action=next_action)

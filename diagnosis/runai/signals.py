@@ -42,8 +42,16 @@ class Kind(StrEnum):
 
 DIRECT_KINDS = frozenset(
     {
-        Kind.OOM_KILLED, Kind.IMAGE_PULL, Kind.INIT_FAILED, Kind.MOUNT_FAILED, Kind.NODE_FAILURE,
-        Kind.POLICY_STOP, Kind.APP_EXIT, Kind.START_ERROR_APP, Kind.CUDA_OOM, Kind.LIVENESS_KILL,
+        Kind.OOM_KILLED,
+        Kind.IMAGE_PULL,
+        Kind.INIT_FAILED,
+        Kind.MOUNT_FAILED,
+        Kind.NODE_FAILURE,
+        Kind.POLICY_STOP,
+        Kind.APP_EXIT,
+        Kind.START_ERROR_APP,
+        Kind.CUDA_OOM,
+        Kind.LIVENESS_KILL,
     }
 )
 # Signals that describe a pod that could not start; a later "Started" of the same pod supersedes them.
@@ -85,7 +93,14 @@ _MOUNT_TEXT = re.compile(
     r"couldn't find key|failed to sync (?:secret|configmap)|createcontainerconfigerror|"
     r"unbound immediate persistentvolumeclaims|persistentvolumeclaim is not bound|volume .* not found"
 )
-_NODE_REASONS = {"NodeNotReady", "TaintManagerEviction", "NodeLost", "NodeShutdown", "UnexpectedAdmissionError", "Rebooted"}
+_NODE_REASONS = {
+    "NodeNotReady",
+    "TaintManagerEviction",
+    "NodeLost",
+    "NodeShutdown",
+    "UnexpectedAdmissionError",
+    "Rebooted",
+}
 _NODE_TEXT = re.compile(
     r"(?i)node is not ready|node\s+\S+\s+(?:is\s+)?not\s*ready|nodenotready|node lost|the node was low on resource|"
     r"the node had condition|node shutdown|node\.kubernetes\.io/(?:unreachable|not-ready)|"
@@ -117,7 +132,9 @@ _START_APP_TEXT = re.compile(
     r"(?i)exec format error|executable file not found|no such file or directory: unknown|"
     r"exec: \"[^\"]+\": (?:stat|permission denied)|permission denied: unknown"
 )
-_CUDA_OOM = re.compile(r"(?i)cuda out of memory|torch\.cuda\.outofmemoryerror|cuda error: out of memory|CUBLAS_STATUS_ALLOC_FAILED")
+_CUDA_OOM = re.compile(
+    r"(?i)cuda out of memory|torch\.cuda\.outofmemoryerror|cuda error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
+)
 _BACKOFF_RESTART = re.compile(r"(?i)back-off restarting failed container\s+\"?([A-Za-z0-9._-]+)")
 _OOM_TEXT = re.compile(r"\bOOMKilled\b|(?i:memory cgroup out of memory|oom-kill|oomkilling)")
 _LOG_ERROR = re.compile(
@@ -154,8 +171,17 @@ def text_signals(
 
     def add(kind: Kind, **kw: Any) -> None:
         out.append(
-            Signal(kind=kind, text=quote, source=source, at=at, pod=pod, container=kw.pop("container", container),
-                   reason=reason or None, node=node, **kw)
+            Signal(
+                kind=kind,
+                text=quote,
+                source=source,
+                at=at,
+                pod=pod,
+                container=kw.pop("container", container),
+                reason=reason or None,
+                node=node,
+                **kw,
+            )
         )
 
     if _PREEMPT_TEXT.search(both) or reason in {"Preempted", "Preempting"}:
@@ -195,12 +221,10 @@ def text_signals(
         add(Kind.LIVENESS_FAILING)
     if _CUDA_OOM.search(message):
         add(Kind.CUDA_OOM)
-    m = _BACKOFF_RESTART.search(message)
-    if m or reason == "CrashLoopBackOff":
-        add(Kind.CRASHLOOP, container=m.group(1) if m else container)
-    if (reason in _SCHED_REASONS or _SCHED_TEXT.search(both)) and not any(
-        s.kind == Kind.MOUNT_FAILED for s in out
-    ):
+    backoff = _BACKOFF_RESTART.search(message)
+    if backoff or reason == "CrashLoopBackOff":
+        add(Kind.CRASHLOOP, container=backoff.group(1) if backoff else container)
+    if (reason in _SCHED_REASONS or _SCHED_TEXT.search(both)) and not any(s.kind == Kind.MOUNT_FAILED for s in out):
         add(Kind.SCHEDULING)
     if reason == "Started" or message.startswith("Started container"):
         add(Kind.STARTED)
@@ -243,8 +267,15 @@ def _state_signals(
         at = parse_time(term.get("finishedAt"))
         label = f"{reason} (exit code {code})" + (f": {term.get('message')}" if term.get("message") else "")
         common: dict[str, Any] = {
-            "text": label, "source": source, "at": at, "pod": pod, "container": name,
-            "exit_code": code, "reason": reason, "init": init, "node": node,
+            "text": label,
+            "source": source,
+            "at": at,
+            "pod": pod,
+            "container": name,
+            "exit_code": code,
+            "reason": reason,
+            "init": init,
+            "node": node,
         }
         if reason == "OOMKilled":
             out.append(Signal(Kind.OOM_KILLED, **common))
@@ -252,7 +283,9 @@ def _state_signals(
             if init:
                 out.append(Signal(Kind.INIT_FAILED, **common))
             if reason in _START_ERROR_REASONS or term.get("message"):
-                out += text_signals(reason, term.get("message"), source=source, at=at, pod=pod, container=name, node=node)
+                out += text_signals(
+                    reason, term.get("message"), source=source, at=at, pod=pod, container=name, node=node
+                )
             out.append(Signal(classify_exit(code), **common))
     waiting = state.get("waiting")
     if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
@@ -261,8 +294,16 @@ def _state_signals(
         )
         if init and waiting.get("reason") == "CrashLoopBackOff":
             out.append(
-                Signal(Kind.INIT_FAILED, text="CrashLoopBackOff", source=source, pod=pod, container=name,
-                       reason="CrashLoopBackOff", init=True, node=node)
+                Signal(
+                    Kind.INIT_FAILED,
+                    text="CrashLoopBackOff",
+                    source=source,
+                    pod=pod,
+                    container=name,
+                    reason="CrashLoopBackOff",
+                    init=True,
+                    node=node,
+                )
             )
     return out
 
@@ -280,13 +321,37 @@ def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
         if cond.get("type") == "DisruptionTarget" and cond.get("status") == "True":
             reason = cond.get("reason") or ""
             if reason.startswith("Preemption"):
-                out.append(Signal(Kind.PREEMPTED, text=f"{reason}: {cond.get('message', '')}", source=source,
-                                  at=parse_time(cond.get("lastTransitionTime")), pod=name, reason=reason, node=node))
+                out.append(
+                    Signal(
+                        Kind.PREEMPTED,
+                        text=f"{reason}: {cond.get('message', '')}",
+                        source=source,
+                        at=parse_time(cond.get("lastTransitionTime")),
+                        pod=name,
+                        reason=reason,
+                        node=node,
+                    )
+                )
             elif reason in {"DeletionByTaintManager", "TerminationByKubelet"}:
-                out += text_signals(reason, cond.get("message"), source=source,
-                                    at=parse_time(cond.get("lastTransitionTime")), pod=name, node=node)
-                out.append(Signal(Kind.NODE_FAILURE, text=f"{reason}: {cond.get('message', '')}", source=source,
-                                  at=parse_time(cond.get("lastTransitionTime")), pod=name, reason=reason, node=node))
+                out += text_signals(
+                    reason,
+                    cond.get("message"),
+                    source=source,
+                    at=parse_time(cond.get("lastTransitionTime")),
+                    pod=name,
+                    node=node,
+                )
+                out.append(
+                    Signal(
+                        Kind.NODE_FAILURE,
+                        text=f"{reason}: {cond.get('message', '')}",
+                        source=source,
+                        at=parse_time(cond.get("lastTransitionTime")),
+                        pod=name,
+                        reason=reason,
+                        node=node,
+                    )
+                )
     for init, key in ((True, "initContainerStatuses"), (False, "containerStatuses")):
         for cs in status.get(key) or []:
             for state_key in ("state", "lastState"):
@@ -301,16 +366,38 @@ def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
     for cond in (node.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready" and cond.get("status") != "True":
             text = f"Ready={cond.get('status')} reason {cond.get('reason')}: {cond.get('message', '')}".strip()
-            out.append(Signal(Kind.NODE_FAILURE, text=text, source=source,
-                              at=parse_time(cond.get("lastTransitionTime")), reason=cond.get("reason"), node=name))
+            out.append(
+                Signal(
+                    Kind.NODE_FAILURE,
+                    text=text,
+                    source=source,
+                    at=parse_time(cond.get("lastTransitionTime")),
+                    reason=cond.get("reason"),
+                    node=name,
+                )
+            )
         elif cond.get("type") in {"MemoryPressure", "DiskPressure", "PIDPressure"} and cond.get("status") == "True":
-            out.append(Signal(Kind.NODE_FAILURE, text=f"{cond.get('type')}=True: {cond.get('message', '')}",
-                              source=source, at=parse_time(cond.get("lastTransitionTime")), node=name,
-                              reason=cond.get("reason")))
+            out.append(
+                Signal(
+                    Kind.NODE_FAILURE,
+                    text=f"{cond.get('type')}=True: {cond.get('message', '')}",
+                    source=source,
+                    at=parse_time(cond.get("lastTransitionTime")),
+                    node=name,
+                    reason=cond.get("reason"),
+                )
+            )
     for taint in (node.get("spec") or {}).get("taints") or []:
         if taint.get("key") in {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}:
-            out.append(Signal(Kind.NODE_FAILURE, text=f"taint {taint.get('key')}:{taint.get('effect')}",
-                              source=source, at=parse_time(taint.get("timeAdded")), node=name))
+            out.append(
+                Signal(
+                    Kind.NODE_FAILURE,
+                    text=f"taint {taint.get('key')}:{taint.get('effect')}",
+                    source=source,
+                    at=parse_time(taint.get("timeAdded")),
+                    node=name,
+                )
+            )
     return out
 
 
@@ -323,8 +410,10 @@ def log_error_lines(text: str, limit: int = 6) -> list[str]:
 
 def log_signals(text: str, *, source: str, pod: str, container: str) -> list[Signal]:
     """Error lines of a container log (explaining evidence) and CUDA OOM raised inside the program."""
-    out = [Signal(Kind.LOG_ERROR, text=line.strip(), source=source, pod=pod, container=container)
-           for line in log_error_lines(text)]
+    out = [
+        Signal(Kind.LOG_ERROR, text=line.strip(), source=source, pod=pod, container=container)
+        for line in log_error_lines(text)
+    ]
     for line in text.splitlines():
         if _CUDA_OOM.search(line):
             out.append(Signal(Kind.CUDA_OOM, text=line.strip(), source=source, pod=pod, container=container))
