@@ -2,9 +2,81 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from typing import Annotated
+
 import typer
+
+from bot.cli import backends_for, run_guarded
+from diagnosis.logs import setup_logging
 
 
 def register(app: typer.Typer) -> None:
     """Attach ``serve`` and ``chat`` to the main CLI."""
-    return None
+
+    @app.command()
+    def serve(
+        socket: Annotated[
+            bool, typer.Option("--socket", help="Socket Mode (needs SLACK_APP_TOKEN).")
+        ] = False,
+        http: Annotated[
+            bool, typer.Option("--http", help="HTTP mode at /slack/events (needs SLACK_SIGNING_SECRET).")
+        ] = False,
+        port: Annotated[int, typer.Option("--port", help="HTTP port (HTTP mode).")] = 3000,
+        host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "0.0.0.0",
+        health_port: Annotated[
+            int | None, typer.Option("--health-port", help="Socket Mode: serve /healthz and /readyz here.")
+        ] = None,
+        snapshot: Annotated[
+            str | None, typer.Option("--snapshot", help="Answer from a sandbox serving this snapshot.")
+        ] = None,
+        latency_ms: Annotated[int, typer.Option("--latency-ms", help="Sandbox latency per request.")] = 0,
+        debug: Annotated[bool, typer.Option("--debug", help="Debug logs.")] = False,
+    ) -> None:
+        """Run the Slack bot (SLACK_BOT_TOKEN, REDIS_URL, and SLACK_APP_TOKEN or SLACK_SIGNING_SECRET)."""
+        from bot.app import build_bot, run_http, run_socket
+        from bot.cli import UserError
+        from bot.settings import Mode, Settings
+
+        setup_logging(logging.DEBUG if debug else logging.INFO)
+        if socket == http:
+            run_guarded(lambda: (_ for _ in ()).throw(UserError("choose one of --socket or --http")))
+        mode: Mode = "socket" if socket else "http"
+
+        def run() -> None:
+            settings = Settings.from_env(mode)
+            with backends_for(snapshot, latency=latency_ms / 1000) as (backends, _ask):
+                bot = build_bot(settings, backends, socket_mode=socket)
+                if socket:
+                    asyncio.run(run_socket(bot, health_port))
+                else:
+                    run_http(bot, host=host, port=port)
+
+        run_guarded(run, debug)
+
+    @app.command()
+    def chat(
+        snapshot: Annotated[
+            str | None, typer.Option("--snapshot", help="Answer from a sandbox serving this snapshot.")
+        ] = None,
+        channel: Annotated[
+            str, typer.Option("--channel", help="Pretend to be in this channel (its policy defaults apply).")
+        ] = "terminal",
+        question: Annotated[str | None, typer.Argument(help="A first question (then keep chatting).")] = None,
+        debug: Annotated[bool, typer.Option("--debug", help="Debug logs.")] = False,
+    ) -> None:
+        """Talk to the bot in the terminal: same parsing, follow-ups and replies as in Slack."""
+        import os
+
+        from bot.chat import chat as run_chat
+        from bot.policy import Policy
+
+        setup_logging(logging.DEBUG if debug else logging.WARNING)
+
+        def run() -> None:
+            policy = Policy.load(os.environ.get("WD_POLICY_FILE") or None)
+            with backends_for(snapshot) as (backends, _ask):
+                asyncio.run(run_chat(backends, policy=policy, channel=channel, first=question))
+
+        run_guarded(run, debug)

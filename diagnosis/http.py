@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import certifi
 import httpx
 from tenacity import (
     AsyncRetrying,
@@ -97,6 +100,12 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - current)
 
 
+@functools.lru_cache(maxsize=1)
+def default_ssl_context() -> ssl.SSLContext:
+    """One verifying SSL context per process (building one loads the CA bundle: too slow per request)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 @dataclass
 class GuardedTransport(httpx.AsyncBaseTransport):
     """Read-only guard + retries + request log around ``inner`` (an httpx async transport).
@@ -105,7 +114,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     ``on_request`` is called with each :class:`RequestRecord`.
     """
 
-    inner: httpx.AsyncBaseTransport = field(default_factory=httpx.AsyncHTTPTransport)
+    inner: httpx.AsyncBaseTransport = field(
+        default_factory=lambda: httpx.AsyncHTTPTransport(verify=default_ssl_context())
+    )
     allowed_post_paths: frozenset[str] = frozenset()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     on_request: Callable[[RequestRecord], None] | None = None
@@ -212,7 +223,7 @@ def make_client(
     (whose ``records`` list is the request log).
     """
     transport = GuardedTransport(
-        inner=inner or httpx.AsyncHTTPTransport(),
+        inner=inner or httpx.AsyncHTTPTransport(verify=default_ssl_context()),
         allowed_post_paths=frozenset(allowed_post_paths),
         retry=retry or RetryPolicy(),
     )

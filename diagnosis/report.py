@@ -140,6 +140,7 @@ class Identity(_Sanitized):
     workload_id: str | None = None
     workload_type: str | None = None
     phase: str | None = None
+    phase_updated_at: datetime | None = None
     workflow_id: str | None = None
     pool: str | None = None
     status: str | None = None

@@ -20,7 +20,6 @@ from typing import Any
 
 from slack_sdk.models.blocks import (
     ActionsBlock,
-    Block,
     ButtonElement,
     ContextBlock,
     DividerBlock,
@@ -237,7 +236,9 @@ def _evidence_lines(report: Report) -> list[str]:
 
 def _evidence_plain(report: Report) -> str:
     return "\n".join(
-        f"- {e.label}: {e.value}" + (f" at {fmt_time(e.at)}" if e.at else "") + (f"  [{e.source}]" if e.source else "")
+        f"- {e.label}: {e.value}"
+        + (f" at {fmt_time(e.at)}" if e.at else "")
+        + (f"  [{e.source}]" if e.source else "")
         for e in report.evidence
     )
 
@@ -275,7 +276,10 @@ def choice_blocks(report: Report, thread_ts: str | None = None) -> list[dict[str
         ]
         out.append(ActionsBlock(block_id="wd_choices", elements=buttons).to_dict())
         out.append(
-            ContextBlock(elements=[mrkdwn("Pick one, or reply in this thread with the value.")]).to_dict()
+            ContextBlock(
+                block_id="wd_choices_hint",
+                elements=[mrkdwn("Pick one, or reply in this thread with the value.")],
+            ).to_dict()
         )
     else:
         lines = [f"• `{inline(c.label)}`" for c in choices]
@@ -298,8 +302,12 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
     items: list[_Item] = []
     order = iter(range(1000))
 
-    def add(priority: int, blocks: list[dict[str, Any]], overflow: list[Overflow] | None = None,
-            fallback: list[dict[str, Any]] | None = None) -> None:
+    def add(
+        priority: int,
+        blocks: list[dict[str, Any]],
+        overflow: list[Overflow] | None = None,
+        fallback: list[dict[str, Any]] | None = None,
+    ) -> None:
         items.append(_Item(next(order), priority, blocks, overflow or [], fallback))
 
     title = clip(plain(verdict_title(report)), MAX_HEADER)
@@ -314,12 +322,22 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
         fields = [mrkdwn(f"*{escape(k)}*\n{escape(v)}", MAX_FIELD) for k, v in ident[:MAX_FIELDS]]
         add(1, [SectionBlock(fields=fields).to_dict()])
     if report.next_action:
-        add(1, [_section(clip("*Next action (recommended, not performed):* " + escape(report.next_action), MAX_SECTION))])
+        add(
+            1,
+            [
+                _section(
+                    clip(
+                        "*Next action (recommended, not performed):* " + escape(report.next_action),
+                        MAX_SECTION,
+                    )
+                )
+            ],
+        )
     if report.evidence:
         lines = _evidence_lines(report)
         full = _chunk_lines("*Evidence*", lines)
         # the smaller version: as many lines as fit one section, and a pointer to the thread
-        first = _chunk_lines("*Evidence*", lines, limit=MAX_SECTION - 120)[0]
+        first = _chunk_texts("*Evidence*", lines, limit=MAX_SECTION - 120)[0]
         shown = first.count("\n")
         rest = len(lines) - shown
         small = [_section(first + (f"\n_…and {rest} more in the thread._" if rest else ""))]
@@ -340,21 +358,33 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
     if report.gaps:
         gap_lines = [f"• {escape(g.what)}: {escape(g.why)}" for g in report.gaps]
         chunks = _chunk_lines("*Could not see*", gap_lines)
-        add(1, chunks, [Overflow("Could not see", "\n".join(f"- {g.what}: {g.why}" for g in report.gaps))],
-            [_section(clip("*Could not see*\n" + "\n".join(gap_lines), MAX_SECTION))])
+        add(
+            1,
+            chunks,
+            [Overflow("Could not see", "\n".join(f"- {g.what}: {g.why}" for g in report.gaps))],
+            [_section(clip("*Could not see*\n" + "\n".join(gap_lines), MAX_SECTION))],
+        )
     if report.notes:
         note_lines = [f"• {escape(n)}" for n in report.notes]
         add(3, _chunk_lines("*Notes*", note_lines), [Overflow("Notes", "\n".join(report.notes))])
     for table in report.tables:
         body = _table_plain(table.title, table.columns, table.rows)
-        add(3, [_section(f"*{escape(table.title)}*\n```{code(body)}```")] if len(body) < MAX_SECTION - 200 else [],
-            [Overflow(table.title, body)])
+        add(
+            3,
+            [_section(f"*{escape(table.title)}*\n```{code(body)}```")]
+            if len(body) < MAX_SECTION - 200
+            else [],
+            [Overflow(table.title, body)],
+        )
     for ex in report.excerpts:
         blk = [_section(f"*{escape(ex.title)}* _({escape(ex.source)})_\n```{code(ex.text)}```")]
         add(4, blk if len(ex.text) < MAX_SECTION - 300 else [], [Overflow(ex.title, ex.text, ex.source)])
     buttons = [
-        ButtonElement(text=PlainTextObject(text=clip(plain(link.label), MAX_BUTTON_TEXT)), url=link.url,
-                      action_id=f"wd_link_{i}")
+        ButtonElement(
+            text=PlainTextObject(text=clip(plain(link.label), MAX_BUTTON_TEXT)),
+            url=link.url,
+            action_id=f"wd_link_{i}",
+        )
         for i, link in enumerate(report.links[:25])
         if link.url.startswith(("http://", "https://")) and len(link.url) <= 3000
     ]
@@ -406,8 +436,8 @@ def _take_all(budget: Budget, blocks: list[dict[str, Any]]) -> bool:
     return True
 
 
-def _chunk_lines(title: str, lines: list[str], limit: int = MAX_SECTION) -> list[dict[str, Any]] | Any:
-    """Sections of ``title`` + lines, each within ``limit``; lines too long on their own are clipped."""
+def _chunk_texts(title: str, lines: list[str], limit: int = MAX_SECTION) -> list[str]:
+    """Texts of ``title`` + lines, each within ``limit``; lines too long on their own are clipped."""
     sections: list[str] = []
     current = title
     for line in lines:
@@ -419,9 +449,11 @@ def _chunk_lines(title: str, lines: list[str], limit: int = MAX_SECTION) -> list
                 line = clip(line, limit - len(current) - 2)
         current += "\n" + line
     sections.append(current)
-    if limit < MAX_SECTION:
-        return sections  # raw text, used to size the smaller version
-    return [_section(s) for s in sections]
+    return sections
+
+
+def _chunk_lines(title: str, lines: list[str]) -> list[dict[str, Any]]:
+    return [_section(s) for s in _chunk_texts(title, lines)]
 
 
 def _chunks(text: str, size: int = CHUNK) -> list[str]:
@@ -433,7 +465,7 @@ def _chunks(text: str, size: int = CHUNK) -> list[str]:
         if cut <= 0:
             cut = size
         out.append(rest[:cut])
-        rest = rest[cut:].lstrip("\n") if rest[cut:cut + 1] == "\n" else rest[cut:]
+        rest = rest[cut:].lstrip("\n") if rest[cut : cut + 1] == "\n" else rest[cut:]
     out.append(rest)
     return out
 
@@ -450,13 +482,15 @@ def spill(o: Overflow, rendered: Rendered, max_chunks: int = MAX_THREAD_CHUNKS) 
         return
     per_message = 3
     for start in range(0, len(parts), per_message):
-        group = parts[start:start + per_message]
+        group = parts[start : start + per_message]
         n = len(parts)
         blocks: list[dict[str, Any]] = []
         for j, part in enumerate(group, start=start + 1):
             label = f"*{escape(o.title)}*{src}" + (f" ({j}/{n})" if n > 1 else "")
             blocks.append(_section(f"{label}\n```{part}```"))
-        fallback = escape(clip(o.title, 200)) + (f" (part {start // per_message + 1})" if n > per_message else "")
+        fallback = escape(clip(o.title, 200)) + (
+            f" (part {start // per_message + 1})" if n > per_message else ""
+        )
         rendered.thread.append(Message(text=fallback, blocks=blocks))
 
 
@@ -484,7 +518,9 @@ def blocks_to_text(blocks: list[dict[str, Any]]) -> str:
             for f in block.get("fields") or []:
                 out.append("  " + _unmrkdwn(f["text"]).replace("\n", ": ", 1))
         elif kind == "context":
-            out.append("  (" + " ".join(_unmrkdwn(e.get("text", "")) for e in block.get("elements", [])) + ")")
+            out.append(
+                "  (" + " ".join(_unmrkdwn(e.get("text", "")) for e in block.get("elements", [])) + ")"
+            )
         elif kind == "divider":
             out.append("-" * 40)
         elif kind == "actions":

@@ -337,6 +337,18 @@ class Diagnosis:
             return max(starts)
         return workload.created_at
 
+    def last_running(self, tier1: Tier1, end: datetime | None) -> datetime | None:
+        """When the last Running phase began (before ``end``): a preemption is "recent" after it."""
+        times = [
+            r.meta.creation_timestamp
+            for r in tier1.history.value or []
+            if r.spec.phase_update is not None
+            and r.spec.phase_update.phase == "Running"
+            and r.meta.creation_timestamp is not None
+            and (end is None or r.meta.creation_timestamp <= end)
+        ]
+        return max(times) if times else None
+
     def termination_time(self, workload: Workload) -> datetime | None:
         if workload.phase in TERMINAL_PHASES:
             return workload.phase_updated_at or workload.completed_at
@@ -371,6 +383,18 @@ class Diagnosis:
             out += text_signals(
                 ev.reason, ev.message, source=ev_src if tier1.events.ok else hist_src, at=ev.created_at, pod=pod_name
             )
+        spec = tier1.spec.value
+        if workload.phase == "Stopped" and spec is not None and spec.desired_phase == "Stopped":
+            # The phase is the runtime evidence; the spec's desiredPhase says the stop was asked for.
+            out.append(
+                Signal(
+                    Kind.POLICY_STOP,
+                    text="phase Stopped with desiredPhase Stopped (a stop was requested for this workload)",
+                    source=f"GET {self.client.spec_path(workload.type, workload.id)} (desiredPhase)",
+                    at=workload.phase_updated_at,
+                    reason="Stopped",
+                )
+            )
         pods_src = f"GET /api/v1/workloads/{workload.id}/pods"
         for pod in tier1.pods.value or []:
             out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=None, pod=pod.name)
@@ -404,7 +428,10 @@ class Diagnosis:
         final = self.final_window(signals, end)
 
         # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
-        preempted = [s for s in final if s.kind == Kind.PREEMPTED] or [s for s in signals if s.kind == Kind.PREEMPTED]
+        since = self.last_running(tier1, end)
+        preempted = [
+            s for s in signals if s.kind == Kind.PREEMPTED and (s.at is None or since is None or s.at >= since)
+        ]
         if preempted:
             return b.route_preempted(workload, preempted)
 
@@ -523,7 +550,7 @@ class Diagnosis:
         if finding is not None and finding.category == Category.NODE_FAILURE:
             node = next((s.node for s in finding.signals if s.node), None) or (pod.node_name if pod else None)
         try:
-            source = Tier2Source(self.kube)
+            source = await asyncio.to_thread(Tier2Source, self.kube)
         except Exception as exc:
             b_gap.append(
                 Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}")

@@ -129,6 +129,7 @@ class ReportBuilder:
             workload_id=workload.id,
             workload_type=workload.type,
             phase=workload.phase,
+            phase_updated_at=workload.phase_updated_at,
         )
         self.links.append(Link(label="Run:ai workload", url=f"{self.console_url}/workloads/{workload.id}"))
         self.links.append(Link(label="Run:ai workloads", url=f"{self.console_url}/workloads"))
@@ -288,7 +289,7 @@ class ReportBuilder:
     def needs_input(self, q: Question, missing: list[str], question: str, choices: list[Choice]) -> Report:
         return self._report(
             Outcome.NEEDS_INPUT,
-            "I need more information before I can look: " + question,
+            "I need more information before I can look.",
             question=question,
             missing=missing,
             choices=choices,

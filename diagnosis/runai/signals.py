@@ -104,7 +104,8 @@ _NODE_REASONS = {
 _NODE_TEXT = re.compile(
     r"(?i)node is not ready|node\s+\S+\s+(?:is\s+)?not\s*ready|nodenotready|node lost|the node was low on resource|"
     r"the node had condition|node shutdown|node\.kubernetes\.io/(?:unreachable|not-ready)|"
-    r"deletionbytaintmanager|marking for deletion pod"
+    r"deletionbytaintmanager|marking for deletion pod|which was running pod .* is unresponsive|"
+    r"node .* (?:is )?unreachable|kubelet stopped posting node status"
 )
 _NODE_RUNTIME_TEXT = re.compile(
     r"(?i)nvidia-container-cli|nvidia-container-runtime|nvidia-container-toolkit|prestart hook|"
@@ -116,8 +117,9 @@ _POLICY_REASONS = {"DeadlineExceeded", "IdleGPUTimeLimitExceeded", "MaxDurationE
 _POLICY_TEXT = re.compile(
     r"(?i)activedeadlineseconds|deadlineexceeded|job was active longer than specified deadline|"
     r"idle (?:gpu )?time limit|idle[- ]timeout|idle gpu|maximum (?:run ?time|duration|runtime)|"
-    r"max(?:imum)?[- ]duration|time limit policy|stopped by (?:the )?(?:user|owner|admin|administrator)|"
-    r"manually stopped|manual stop|stopped manually|user requested (?:stop|termination)"
+    r"max(?:imum)?[- ]duration|time limit policy|\bstopped by\b|\bwas stopped\b|"
+    r"manually stopped|manual(?:ly)? stop|stopped manually|(?:user|owner) requested (?:a )?(?:stop|termination)|"
+    r"stop (?:was )?requested|requested (?:a )?stop|\bworkload stopped\b"
 )
 _PREEMPT_TEXT = re.compile(r"(?i)\bpreempted\b|\bpreemptionby\w*|preempted and rescheduled")
 _SCHED_REASONS = {"Unschedulable", "FailedScheduling", "NotReady", "Pipelined", "NonPreemptibleOverQuota", "OverLimit"}

@@ -1,0 +1,175 @@
+"""Wiring: one Bolt ``AsyncApp`` (middleware + listeners), served by Socket Mode or by HTTP
+(Starlette: ``POST /slack/events``, ``GET /healthz``, ``GET /readyz``).
+
+The Web API client's ``base_url`` comes from ``SLACK_API_URL`` and carries retry handlers for
+connection errors, 429 (``Retry-After``) and 5xx. Diagnoses run after the ack in tracked tasks
+that are drained on shutdown (SIGTERM).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+    AsyncServerErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+from bot.policy import Policy
+from bot.settings import Settings
+from bot.state import Store
+from bot.tasks import TaskTracker
+from diagnosis.answer import Backends
+from handlers import listeners, middleware
+from handlers.doctor import AnswerFn, Doctor
+
+log = logging.getLogger(__name__)
+
+
+def web_client(settings: Settings) -> AsyncWebClient:
+    return AsyncWebClient(
+        token=settings.bot_token,
+        base_url=settings.api_url,
+        timeout=15,
+        retry_handlers=[
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+            AsyncServerErrorRetryHandler(max_retry_count=2),
+        ],
+    )
+
+
+@dataclass
+class Bot:
+    app: AsyncApp
+    doctor: Doctor
+    store: Store
+    policy: Policy
+    tracker: TaskTracker
+    settings: Settings
+
+    async def close(self, grace: float = 60.0) -> None:
+        cancelled = await self.tracker.drain(grace)
+        if cancelled:
+            log.warning("%d diagnosis task(s) cancelled at shutdown", cancelled)
+        await self.store.close()
+
+
+def build_bot(
+    settings: Settings,
+    backends: Backends,
+    *,
+    socket_mode: bool = False,
+    store: Store | None = None,
+    policy: Policy | None = None,
+    answer_fn: AnswerFn | None = None,
+) -> Bot:
+    """The bot: ``AsyncApp`` with dedup/authorization/rate-limit middleware and the listeners."""
+    store = store or Store(settings.redis_url, prefix=settings.key_prefix)
+    policy = policy or Policy.load(settings.policy_file)
+    if not policy.enabled:
+        log.warning("no access policy (WD_POLICY_FILE): every user may diagnose every cluster and project")
+    tracker = TaskTracker()
+    app = AsyncApp(
+        client=web_client(settings),
+        signing_secret=settings.signing_secret or "",
+        request_verification_enabled=not socket_mode,
+        process_before_response=False,
+        ignoring_self_events_enabled=True,
+    )
+    doctor = Doctor(backends, store, policy, answer_fn=answer_fn, conversation_ttl=settings.conversation_ttl)
+    middleware.install(app, store=store, policy=policy, rate_limit=settings.rate_limit, spawn=tracker.spawn)
+    listeners.register(app, doctor, tracker.spawn)
+    return Bot(app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings)
+
+
+def http_app(bot: Bot) -> Starlette:
+    """The HTTP mode ASGI app; its lifespan drains the diagnosis tasks on shutdown."""
+    handler = AsyncSlackRequestHandler(bot.app)
+
+    async def events(request: Request) -> Any:
+        return await handler.handle(request)
+
+    async def healthz(request: Request) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    async def readyz(request: Request) -> JSONResponse:
+        ok = await bot.store.ping()
+        return JSONResponse({"redis": "ok" if ok else "unavailable"}, status_code=200 if ok else 503)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await bot.close()
+
+    return Starlette(
+        routes=[
+            Route("/slack/events", events, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def run_http(bot: Bot, host: str = "0.0.0.0", port: int = 3000) -> None:
+    import uvicorn
+
+    # uvicorn turns SIGTERM into a graceful shutdown; the lifespan then drains the tasks
+    uvicorn.run(
+        http_app(bot), host=host, port=port, log_level="info", access_log=False, timeout_graceful_shutdown=90
+    )
+
+
+async def run_socket(bot: Bot, health_port: int | None = None) -> None:
+    """Socket Mode until SIGTERM/SIGINT, then close the socket and drain the tasks.
+
+    With ``health_port`` a small HTTP server answers ``/healthz`` (socket connected) and ``/readyz``."""
+    from aiohttp import web
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    handler = AsyncSocketModeHandler(bot.app, bot.settings.app_token)
+    await handler.connect_async()
+    runner: web.AppRunner | None = None
+    if health_port is not None:
+
+        async def healthz(request: web.Request) -> web.Response:
+            connected = await handler.client.is_connected()
+            return web.Response(status=200 if connected else 503, text="ok" if connected else "disconnected")
+
+        async def readyz(request: web.Request) -> web.Response:
+            ok = await bot.store.ping()
+            return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
+
+        health = web.Application()
+        health.router.add_get("/healthz", healthz)
+        health.router.add_get("/readyz", readyz)
+        runner = web.AppRunner(health)
+        await runner.setup()
+        await web.TCPSite(runner, "0.0.0.0", health_port).start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    log.info("socket mode connected; waiting for events")
+    await stop.wait()
+    log.info("shutting down: closing the socket, draining diagnoses")
+    await handler.close_async()
+    await bot.close()
+    if runner is not None:
+        await runner.cleanup()

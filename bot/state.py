@@ -1,0 +1,223 @@
+"""Redis state of the bot: event dedup, follow-up conversations, the report cache, the per-user
+rate limit.
+
+Redis is a help, never a dependency of an answer: every operation catches Redis errors, logs the
+outage once (and the recovery once), and falls back: dedup to a small in-process memory, the
+rate limit to "allowed", the cache and conversations to "nothing remembered". redis-py reconnects
+on the next command, so the bot recovers by itself when Redis returns.
+
+Without a URL (the terminal twin) everything lives in process memory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import RedisError
+from redis.retry import Retry
+
+log = logging.getLogger(__name__)
+
+_ERRORS = (RedisError, OSError, TimeoutError)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class _Memory:
+    """A tiny expiring key-value store (fallback and the no-Redis mode)."""
+
+    def __init__(self, max_keys: int = 10_000) -> None:
+        self.data: dict[str, tuple[float, str]] = {}
+        self.max_keys = max_keys
+
+    def _alive(self, key: str) -> tuple[float, str] | None:
+        item = self.data.get(key)
+        if item is None:
+            return None
+        if item[0] < time.monotonic():
+            self.data.pop(key, None)
+            return None
+        return item
+
+    def get(self, key: str) -> str | None:
+        item = self._alive(key)
+        return item[1] if item else None
+
+    def set(self, key: str, value: str, ttl: float, nx: bool = False) -> bool:
+        if nx and self._alive(key) is not None:
+            return False
+        if len(self.data) >= self.max_keys:
+            now = time.monotonic()
+            for k in [k for k, (exp, _) in self.data.items() if exp < now] or list(self.data)[
+                : self.max_keys // 10
+            ]:
+                self.data.pop(k, None)
+        self.data[key] = (time.monotonic() + ttl, value)
+        return True
+
+    def incr(self, key: str, ttl: float) -> int:
+        item = self._alive(key)
+        value = int(item[1]) + 1 if item else 1
+        self.data[key] = (item[0] if item else time.monotonic() + ttl, str(value))
+        return value
+
+    def delete(self, key: str) -> None:
+        self.data.pop(key, None)
+
+
+class Store:
+    """The bot's state. ``prefix`` namespaces every key (tests use one prefix each)."""
+
+    def __init__(self, url: str | None, prefix: str = "wd:") -> None:
+        self.prefix = prefix
+        self.url = url
+        self.memory = _Memory()
+        self.down = False
+        self.redis: aioredis.Redis | None = None
+        if url:
+            self.redis = aioredis.from_url(
+                url,
+                socket_connect_timeout=0.5,
+                socket_timeout=1.0,
+                retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1),
+                decode_responses=True,
+            )
+
+    def key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    def _failed(self, op: str, exc: BaseException) -> None:
+        if not self.down:
+            log.warning(
+                "Redis unavailable (%s: %s): answering without cache, follow-up memory or shared dedup",
+                op,
+                type(exc).__name__,
+            )
+        self.down = True
+
+    def _ok(self) -> None:
+        if self.down:
+            log.warning("Redis is back: cache, follow-ups and dedup restored")
+        self.down = False
+
+    async def ping(self) -> bool:
+        if self.redis is None:
+            return True
+        try:
+            await self.redis.ping()
+        except _ERRORS as exc:
+            self._failed("ping", exc)
+            return False
+        self._ok()
+        return True
+
+    async def claim(self, name: str, ttl: int = 3600) -> bool:
+        """True the first time ``name`` is claimed within ``ttl`` seconds (SET NX EX)."""
+        key = self.key("claim", name)
+        if self.redis is None:
+            return self.memory.set(key, "1", ttl, nx=True)
+        try:
+            ok = await self.redis.set(key, "1", nx=True, ex=ttl)
+        except _ERRORS as exc:
+            self._failed("claim", exc)
+            return self.memory.set(key, "1", ttl, nx=True)
+        self._ok()
+        # also remember locally: a later outage must not let a duplicate through
+        self.memory.set(key, "1", ttl, nx=False)
+        return bool(ok)
+
+    async def allow(self, team: str, user: str, limit: int, window: int = 60) -> bool:
+        """Per-user rate limit: at most ``limit`` requests per ``window`` seconds (fixed window)."""
+        bucket = str(int(time.time() // window))
+        key = self.key("rate", team or "-", user or "-", bucket)
+        if self.redis is None:
+            return self.memory.incr(key, window + 5) <= limit
+        try:
+            pipe = self.redis.pipeline()
+            pipe.incr(key)
+            pipe.expire(key, window + 5)
+            count, _ = await pipe.execute()
+        except _ERRORS as exc:
+            self._failed("rate limit", exc)
+            return True
+        self._ok()
+        return int(count) <= limit
+
+    async def get_json(self, *parts: str) -> Any:
+        key = self.key(*parts)
+        if self.redis is None:
+            raw = self.memory.get(key)
+        else:
+            try:
+                raw = _text(await self.redis.get(key))
+            except _ERRORS as exc:
+                self._failed("get", exc)
+                return None
+            self._ok()
+        if raw is None:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+
+    async def put_json(self, parts: tuple[str, ...], value: Any, ttl: int) -> bool:
+        key = self.key(*parts)
+        raw = json.dumps(value, separators=(",", ":"), default=str)
+        if self.redis is None:
+            return self.memory.set(key, raw, ttl)
+        try:
+            await self.redis.set(key, raw, ex=ttl)
+        except _ERRORS as exc:
+            self._failed("set", exc)
+            return False
+        self._ok()
+        return True
+
+    async def delete(self, *parts: str) -> None:
+        key = self.key(*parts)
+        if self.redis is None:
+            self.memory.delete(key)
+            return
+        try:
+            await self.redis.delete(key)
+        except _ERRORS as exc:
+            self._failed("delete", exc)
+            return
+        self._ok()
+
+    async def take_json(self, *parts: str) -> Any:
+        """Get and delete atomically (GETDEL): a follow-up answer is consumed once, by one replica."""
+        key = self.key(*parts)
+        if self.redis is None:
+            raw = self.memory.get(key)
+            self.memory.delete(key)
+        else:
+            try:
+                raw = _text(await self.redis.getdel(key))
+            except _ERRORS as exc:
+                self._failed("getdel", exc)
+                return None
+            self._ok()
+        if raw is None:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return None
+
+    async def close(self) -> None:
+        if self.redis is not None:
+            try:
+                await self.redis.aclose()
+            except _ERRORS:
+                pass

@@ -1,0 +1,55 @@
+"""Tracked background tasks: every diagnosis after an ack runs here, so none is garbage-collected
+and all are drained on shutdown (SIGTERM)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class TaskTracker:
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.closing = False
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str | None = None) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task %s failed", task.get_name(), exc_info=task.exception())
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def drain(self, grace: float = 60.0) -> int:
+        """Wait for running tasks up to ``grace`` seconds, cancel the rest; return how many were cancelled."""
+        self.closing = True
+        pending = set(self._tasks)
+        if not pending:
+            return 0
+        log.info("draining %d diagnosis task(s)", len(pending))
+        _, still = await asyncio.wait(pending, timeout=grace)
+        for task in still:
+            task.cancel()
+        if still:
+            await asyncio.gather(*still, return_exceptions=True)
+        return len(still)
+
+    async def idle(self, limit: float = 30.0) -> None:
+        """Wait until no task runs (tests, the terminal twin); new tasks spawned meanwhile are awaited too."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while self._tasks:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise TimeoutError(f"{len(self._tasks)} task(s) still running")
+            await asyncio.wait(set(self._tasks), timeout=left)

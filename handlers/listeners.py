@@ -1,0 +1,135 @@
+"""The Bolt listeners: each acks (events are acked by Bolt), builds an :class:`~handlers.doctor.Ask`
+and hands it to the :class:`~handlers.doctor.Doctor` in a tracked task. Nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from handlers.blocks import CHOICE_ACTION, Message, escape, text_message
+from handlers.doctor import HELP, Doctor, QuestionError, is_help, parse_command, ref_id
+from handlers.middleware import ask_from
+from handlers.slack_surface import SlackSurface
+
+log = logging.getLogger(__name__)
+#: commands and buttons start their work this long after ``ack()``, so that synchronous set-up in the
+#: work (client construction, imports) cannot hold back the ack response Bolt is about to send
+AFTER_ACK = 0.02
+
+
+async def _after_ack(coro: Coroutine[Any, Any, Any]) -> Any:
+    await asyncio.sleep(AFTER_ACK)
+    return await coro
+
+
+def register(app: AsyncApp, doctor: Doctor, spawn: Callable[..., Any], command: str = "/diagnose") -> None:
+    @app.command(command)
+    async def diagnose_command(
+        ack: Any, body: dict[str, Any], command: dict[str, Any], client: Any, respond: Any, context: Any
+    ) -> None:
+        text = command.get("text") or ""
+        if is_help(text):
+            await ack(response_type="ephemeral", text=HELP)
+            return
+        try:
+            _, explicit = parse_command(text)
+        except QuestionError as exc:
+            await ack(response_type="ephemeral", text=f"I couldn't read that: {escape(str(exc))}")
+            return
+        await ack()
+        ask = ask_from(
+            body, context, channel=command["channel_id"], text=text, source="command", explicit=explicit
+        )
+        spawn(_after_ack(doctor.ask(ask, SlackSurface(client, ask.channel, respond))), name="diagnose-command")
+
+    @app.event("app_mention")
+    async def on_mention(body: dict[str, Any], event: dict[str, Any], client: Any, context: Any) -> None:
+        ask = ask_from(
+            body,
+            context,
+            channel=event["channel"],
+            text=event.get("text") or "",
+            source="mention",
+            thread_ts=event.get("thread_ts"),
+            message_ts=event.get("ts"),
+        )
+        spawn(doctor.ask(ask, SlackSurface(client, ask.channel)), name="diagnose-mention")
+
+    @app.event("message")
+    async def on_message(body: dict[str, Any], event: dict[str, Any], client: Any, context: Any) -> None:
+        # only plain thread replies by people; mentions of the bot arrive as app_mention as well
+        if event.get("subtype") or event.get("bot_id") or not event.get("thread_ts"):
+            return
+        text = event.get("text") or ""
+        bot_user = context.get("bot_user_id")
+        if bot_user and f"<@{bot_user}" in text:
+            return
+        ask = ask_from(
+            body,
+            context,
+            channel=event["channel"],
+            text=text,
+            source="reply",
+            thread_ts=event["thread_ts"],
+            message_ts=event.get("ts"),
+        )
+        spawn(doctor.follow_up(ask, SlackSurface(client, ask.channel)), name="follow-up")
+
+    @app.action(re.compile(rf"^{CHOICE_ACTION}_\d+$"))
+    async def on_choice(
+        ack: Any, body: dict[str, Any], action: dict[str, Any], client: Any, respond: Any, context: Any
+    ) -> None:
+        await ack()
+        try:
+            value = json.loads(action.get("value") or "{}")
+            choice = (str(value["f"]), str(value["v"]))
+        except (ValueError, KeyError, TypeError):
+            log.warning("malformed choice button value")
+            return
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        message = body.get("message") or {}
+        thread = value.get("t") or message.get("thread_ts") or (body.get("container") or {}).get("thread_ts")
+        if not channel or not thread:
+            return
+        ask = ask_from(body, context, channel=channel, text="", source="button", thread_ts=thread)
+        surface = SlackSurface(client, channel, respond)
+
+        async def accepted() -> None:
+            # the buttons are answered: replace them so nobody presses them again
+            if not message.get("ts"):
+                return
+            label = (action.get("text") or {}).get("text") or choice[1]
+            kept = [
+                b
+                for b in message.get("blocks") or []
+                if b.get("block_id") not in ("wd_choices", "wd_choices_hint")
+            ]
+            note = text_message(f":white_check_mark: <@{ask.user}> chose `{escape(label)}`.")
+            try:
+                await surface.update(message["ts"], Message(text=note.text, blocks=kept + note.blocks))
+            except Exception:
+                log.warning("could not update the question message")
+
+        async def run() -> None:
+            if not await doctor.follow_up(ask, surface, choice=choice, on_accept=accepted):
+                await surface.private(
+                    ask.user, text_message("This question has expired: please ask again."), thread
+                )
+
+        spawn(_after_ack(run()), name="choice")
+
+    @app.action(re.compile(r"^wd_link_\d+$"))
+    async def on_link(ack: Any) -> None:
+        await ack()
+
+    @app.error
+    async def on_error(error: Exception, body: dict[str, Any]) -> None:
+        log.error(
+            "[ref %s] unhandled error in a listener: %s", ref_id(), type(error).__name__, exc_info=error
+        )

@@ -1,0 +1,426 @@
+"""A local mock of the Slack Web API (and of ``response_url`` webhooks and file uploads) on an
+ephemeral port, recording every call; plus helpers to sign requests and check posted payloads.
+
+Modelled on bolt-python's own ``tests/mock_web_api_server`` (see shared/reference/slack.md §7).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from handlers.blocks import violations
+
+BOT_USER = "UBOTUSER1"
+TEAM = "T0TEAM001"
+SECRET = "test-signing-secret"
+TOKEN = "xoxb-test-token"
+FORBIDDEN = (
+    "<!channel>",
+    "<!here>",
+    "<!everyone>",
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI",
+    "Pa55w0rd-example",
+)
+POSTING = ("chat.postMessage", "chat.update", "chat.postEphemeral", "webhook")
+
+
+@dataclass
+class Call:
+    method: str  # "chat.postMessage", "webhook", "upload", ...
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    raw: bytes
+    at: float  # time.monotonic() when received
+    status: int = 200
+
+
+@dataclass
+class _Fault:
+    method: str
+    status: int
+    times: int
+    retry_after: int = 1
+    error: str | None = None
+
+
+@dataclass
+class SlackMock:
+    calls: list[Call] = field(default_factory=list)
+    usergroups: dict[str, list[str]] = field(default_factory=dict)
+    faults: list[_Fault] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    url: str = ""
+    _ts: Any = field(default_factory=lambda: itertools.count(1))
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> SlackMock:
+        mock = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                status, headers, body = mock._handle(self.path, dict(self.headers.items()), raw)
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header(
+                    "content-type", "application/json" if not isinstance(body, bytes) else "text/plain"
+                )
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_PUT = do_POST
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="slack-mock", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    @property
+    def api_url(self) -> str:
+        return self.url + "/api/"
+
+    def response_url(self, name: str = "cmd") -> str:
+        return f"{self.url}/webhook/{name}"
+
+    # -- faults ----------------------------------------------------------------------------------
+
+    def fail_next(self, method: str, status: int = 429, times: int = 1, retry_after: int = 1) -> None:
+        """The next ``times`` calls of ``method`` answer HTTP ``status`` (429 with ``Retry-After``)."""
+        with self.lock:
+            self.faults.append(_Fault(method, status, times, retry_after))
+
+    def error_next(self, method: str, error: str, times: int = 1) -> None:
+        """The next ``times`` calls of ``method`` answer ``{"ok": false, "error": error}``."""
+        with self.lock:
+            self.faults.append(_Fault(method, 200, times, error=error))
+
+    # -- the server ------------------------------------------------------------------------------
+
+    def _handle(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, dict[str, str], Any]:
+        low = {k.lower(): v for k, v in headers.items()}
+        if path.startswith("/api/"):
+            method = path[len("/api/") :].split("?")[0]
+        elif path.startswith("/webhook/"):
+            method = "webhook"
+        elif path.startswith("/upload/"):
+            method = "upload"
+        else:
+            method = path
+        body: dict[str, Any] = {}
+        ctype = low.get("content-type", "")
+        if method != "upload":
+            if "json" in ctype:
+                body = json.loads(raw or b"{}")
+            else:
+                body = dict(parse_qsl(raw.decode("utf-8", "replace")))
+            if "?" in path:
+                body = {**dict(parse_qsl(path.split("?", 1)[1])), **body}
+            for key in ("blocks", "files"):
+                if isinstance(body.get(key), str):
+                    try:
+                        body[key] = json.loads(body[key])
+                    except ValueError:
+                        pass
+        call = Call(method, path, low, body, raw, time.monotonic())
+        with self.lock:
+            self.calls.append(call)
+            fault = next((f for f in self.faults if f.method == method and f.times > 0), None)
+            if fault is not None:
+                fault.times -= 1
+        if fault is not None:
+            call.status = fault.status
+            if fault.error:
+                return 200, {}, {"ok": False, "error": fault.error}
+            extra = {"Retry-After": str(fault.retry_after)} if fault.status == 429 else {}
+            return (
+                fault.status,
+                extra,
+                {"ok": False, "error": "ratelimited" if fault.status == 429 else "fatal_error"},
+            )
+        if method == "webhook":
+            return 200, {}, b"ok"
+        if method == "upload":
+            return 200, {}, b"OK"
+        if not low.get("authorization", "").startswith("Bearer xoxb-"):
+            return 200, {}, {"ok": False, "error": "not_authed"}
+        return 200, {}, self._answer(method, body)
+
+    def _answer(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://test.slack.com/",
+                "team": "Test",
+                "user": "workload-doctor",
+                "team_id": TEAM,
+                "user_id": BOT_USER,
+                "bot_id": "B0BOT0001",
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            ts = f"1764000000.{next(self._ts):06d}"
+            return {
+                "ok": True,
+                "channel": body.get("channel"),
+                "ts": ts,
+                "message": {"ts": ts, "text": body.get("text"), "thread_ts": body.get("thread_ts")},
+            }
+        if method == "chat.update":
+            return {
+                "ok": True,
+                "channel": body.get("channel"),
+                "ts": body.get("ts"),
+                "text": body.get("text"),
+            }
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"1764000000.{next(self._ts):06d}"}
+        if method == "files.getUploadURLExternal":
+            n = next(self._ts)
+            return {"ok": True, "upload_url": f"{self.url}/upload/F{n:06d}", "file_id": f"F{n:06d}"}
+        if method == "files.completeUploadExternal":
+            files = body.get("files") or []
+            return {"ok": True, "files": [{"id": f.get("id"), "title": f.get("title")} for f in files]}
+        if method == "usergroups.users.list":
+            return {"ok": True, "users": self.usergroups.get(str(body.get("usergroup")), [])}
+        return {"ok": True}
+
+    # -- what was called -------------------------------------------------------------------------
+
+    def of(self, method: str) -> list[Call]:
+        with self.lock:
+            return [c for c in self.calls if c.method == method and c.status == 200]
+
+    def posted(self) -> list[Call]:
+        """Every successful message-posting call (postMessage, update, ephemeral, response_url)."""
+        with self.lock:
+            return [c for c in self.calls if c.method in POSTING and c.status == 200]
+
+    def texts(self) -> str:
+        """Everything posted, as one string (payloads serialized), to search."""
+        return "\n".join(json.dumps(c.body) for c in self.posted())
+
+    async def wait_for(self, predicate: Any, limit: float = 20.0, what: str = "") -> None:
+        """Poll until ``predicate(self)`` is true (listeners run after the ack)."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if predicate(self):
+                return
+            await asyncio.sleep(0.02)
+        raise AssertionError(
+            f"timed out waiting for {what or predicate}; calls: {[c.method for c in self.calls]}"
+        )
+
+    def check_payloads(self, allowed_mentions: tuple[str, ...] = ()) -> None:
+        """Every posted payload: within the budget, with a ``text`` fallback, nothing active or secret."""
+        for call in self.posted():
+            body = call.body
+            if call.method == "webhook" and not body.get("text") and not body.get("blocks"):
+                continue
+            problems = violations(body)
+            assert not problems, f"{call.method} payload breaks the budget: {problems}"
+            dumped = json.dumps(body)
+            for bad in FORBIDDEN:
+                assert bad not in dumped, f"{bad!r} reached Slack in {call.method}"
+            for marker in ("<@", "<#", "<http", "<!"):
+                start = 0
+                while (i := dumped.find(marker, start)) >= 0:
+                    token = dumped[i : dumped.find(">", i) + 1]
+                    assert marker == "<@" and token[2:-1] in allowed_mentions, (
+                        f"active {token!r} in {call.method}"
+                    )
+                    start = i + 1
+            assert body.get("link_names") in (None, False, "false", "0")
+            assert body.get("parse") in (None, "none")
+        for call in self.of("files.completeUploadExternal") + self.of("upload"):
+            raw = call.raw.decode("utf-8", "replace")
+            for bad in FORBIDDEN[3:]:
+                assert bad not in raw, f"{bad!r} reached Slack in an upload"
+
+
+# -- signing and payloads ------------------------------------------------------------------------
+
+
+def sign(body: str, timestamp: int | None = None, secret: str = SECRET) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    base = f"v0:{ts}:{body}".encode()
+    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"x-slack-request-timestamp": ts, "x-slack-signature": signature}
+
+
+def command_body(
+    text: str, *, user: str = "U0ALICE01", channel: str = "C0CHAN001", response_url: str = ""
+) -> str:
+    return urlencode(
+        {
+            "token": "legacy",
+            "team_id": TEAM,
+            "team_domain": "test",
+            "channel_id": channel,
+            "channel_name": "ml",
+            "user_id": user,
+            "user_name": "alice",
+            "command": "/diagnose",
+            "text": text,
+            "api_app_id": "A0APP0001",
+            "response_url": response_url,
+            "trigger_id": f"trig.{time.time_ns()}",
+        }
+    )
+
+
+def event_body(event: dict[str, Any], event_id: str) -> str:
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": TEAM,
+            "api_app_id": "A0APP0001",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}],
+        }
+    )
+
+
+def mention(
+    text: str, ts: str, *, user: str = "U0ALICE01", channel: str = "C0CHAN001", thread_ts: str | None = None
+) -> dict[str, Any]:
+    event = {
+        "type": "app_mention",
+        "user": user,
+        "text": f"<@{BOT_USER}> {text}",
+        "ts": ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def thread_message(
+    text: str, ts: str, thread_ts: str, *, user: str = "U0ALICE01", channel: str = "C0CHAN001"
+) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "channel_type": "channel",
+        "user": user,
+        "text": text,
+        "ts": ts,
+        "thread_ts": thread_ts,
+        "channel": channel,
+        "event_ts": ts,
+    }
+
+
+def action_body(
+    button: dict[str, Any],
+    message: dict[str, Any],
+    *,
+    user: str = "U0ALICE01",
+    channel: str = "C0CHAN001",
+    response_url: str = "",
+) -> str:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": user, "team_id": TEAM},
+        "team": {"id": TEAM},
+        "api_app_id": "A0APP0001",
+        "trigger_id": f"trig.{time.time_ns()}",
+        "container": {
+            "type": "message",
+            "message_ts": message["ts"],
+            "channel_id": channel,
+            "thread_ts": message.get("thread_ts"),
+        },
+        "channel": {"id": channel},
+        "message": message,
+        "response_url": response_url,
+        "actions": [
+            {
+                "action_id": button["action_id"],
+                "block_id": "wd_choices",
+                "type": "button",
+                "value": button["value"],
+                "text": button["text"],
+                "action_ts": str(time.time()),
+            }
+        ],
+    }
+    return urlencode({"payload": json.dumps(payload)})
+
+
+# -- a running bot behind its HTTP adapter ---------------------------------------------------------
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+class Harness:
+    """The real AsyncApp behind its Starlette adapter, driven in-process over ASGI with signed requests."""
+
+    def __init__(self, mock: SlackMock, bot: Any, http: Any) -> None:
+        self.mock = mock
+        self.bot = bot
+        self.http = http
+        self.acked_at: list[float] = []
+        self._n = itertools.count(1)
+
+    async def send(self, body: str, content_type: str, headers: dict[str, str] | None = None) -> Any:
+        h = {"content-type": content_type, **sign(body), **(headers or {})}
+        resp = await self.http.post("/slack/events", content=body.encode(), headers=h)
+        self.acked_at.append(time.monotonic())
+        return resp
+
+    async def command(self, text: str, **kw: Any) -> Any:
+        kw.setdefault("response_url", self.mock.response_url(f"cmd{next(self._n)}"))
+        return await self.send(command_body(text, **kw), "application/x-www-form-urlencoded")
+
+    async def event(
+        self, event: dict[str, Any], event_id: str | None = None, headers: dict[str, str] | None = None
+    ) -> Any:
+        return await self.send(
+            event_body(event, event_id or f"Ev{time.time_ns()}"), "application/json", headers
+        )
+
+    async def click(self, button: dict[str, Any], message: dict[str, Any], **kw: Any) -> Any:
+        kw.setdefault("response_url", self.mock.response_url(f"act{next(self._n)}"))
+        return await self.send(action_body(button, message, **kw), "application/x-www-form-urlencoded")
+
+    async def settle(self) -> None:
+        """Wait until every diagnosis task the requests started has finished."""
+        await asyncio.sleep(0.05)  # Bolt starts event listeners just after the ack
+        await self.bot.tracker.idle(60)
+
+
+def buttons_of(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for b in blocks if b.get("type") == "actions" for e in b.get("elements", []) if "value" in e]
