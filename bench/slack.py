@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -29,9 +33,43 @@ from bot.app import build_bot, http_app  # noqa: E402
 from bot.cli import backends_for  # noqa: E402
 from bot.policy import Policy  # noqa: E402
 from bot.settings import Settings  # noqa: E402
+from diagnosis.answer import Backends  # noqa: E402
+from diagnosis.config import KubeConfig, RunaiConfig  # noqa: E402
+from diagnosis.units import parse_time  # noqa: E402
 from tests.slack_mock import REDIS_URL, SECRET, TOKEN, SlackMock, command_body, sign  # noqa: E402
 
 CASES = ROOT.parent / "shared" / "cases" / "runai"
+
+
+@contextlib.contextmanager
+def external_sandbox(snapshot: Path, latency_ms: int) -> Iterator[tuple[Backends, dict[str, Any]]]:
+    """The sandbox in its own process (``workload-doctor sandbox``), as a remote control plane would be,
+    so it does not share this process's GIL with the bot."""
+    cli = str(Path(sys.executable).parent / "workload-doctor")
+    proc = subprocess.Popen(
+        [cli, "sandbox", "--snapshot", str(snapshot), "--latency-ms", str(latency_ms)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().rsplit(" at ", 1)[1].strip()
+        snap = json.loads(snapshot.read_text())
+        kubeconfig = None
+        for _ in range(sum(key in snap for key in ("runai", "kubernetes", "osmo"))):
+            line = proc.stdout.readline()
+            if "KUBECONFIG=" in line:
+                kubeconfig = line.split("KUBECONFIG=", 1)[1].strip()
+        now = parse_time(snap["now"])
+        assert now is not None
+        backends = Backends(
+            runai=RunaiConfig(url, "bench", "bench", console_url=url),
+            kube=KubeConfig(kubeconfig=kubeconfig),
+            now=lambda: now,
+        )
+        yield backends, dict(snap.get("ask") or {})
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def pct(values: list[float], p: float) -> float:
@@ -39,14 +77,17 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
 
-async def main(n: int, latency_ms: int, case: str) -> int:
+async def main(n: int, latency_ms: int, case: str, in_process: bool = False) -> int:
     slack = SlackMock().start()
     prefix = f"wdbench:{uuid.uuid4().hex[:8]}:"
     settings = Settings(bot_token=TOKEN, signing_secret=SECRET, redis_url=REDIS_URL, api_url=slack.api_url,
                         rate_limit=10_000, key_prefix=prefix)
     snapshot = CASES / f"{case}.json"
     policy = Policy.from_dict({"channels": {f"C{i:08d}": {"cluster": "dgx-prod"} for i in range(n)}})
-    with tempfile.TemporaryDirectory(), backends_for(str(snapshot), latency=latency_ms / 1000) as (backends, _):
+    sandbox = (
+        backends_for(str(snapshot), latency=latency_ms / 1000) if in_process else external_sandbox(snapshot, latency_ms)
+    )
+    with tempfile.TemporaryDirectory(), sandbox as (backends, _):
         bot = build_bot(settings, backends, policy=policy)
         transport = httpx.ASGITransport(app=http_app(bot))
         async with httpx.AsyncClient(transport=transport, base_url="http://bot", timeout=30) as http:
@@ -78,7 +119,8 @@ async def main(n: int, latency_ms: int, case: str) -> int:
         r.delete(key)
     outcomes = {json.dumps([b["text"]["text"] for b in c.body["blocks"] if b["type"] == "header"])
                 for c in slack.of("chat.update")}
-    print(f"{n} concurrent /diagnose, sandbox latency {latency_ms} ms, case {case}")
+    where = "in-process" if in_process else "separate process"
+    print(f"{n} concurrent /diagnose, sandbox ({where}) latency {latency_ms} ms, case {case}")
     print(f"ack     p50 {statistics.median(acks) * 1000:7.1f} ms   p99 {pct(acks, 99) * 1000:7.1f} ms")
     if answers:
         print(f"answer  p50 {statistics.median(answers) * 1000:7.1f} ms   p95 {pct(answers, 95) * 1000:7.1f} ms"
@@ -93,5 +135,7 @@ if __name__ == "__main__":
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--case", default="text-only-question")
+    parser.add_argument("--in-process-sandbox", action="store_true",
+                        help="serve the sandbox from this process (shares the GIL with the bot)")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(args.n, args.latency_ms, args.case)))
+    sys.exit(asyncio.run(main(args.n, args.latency_ms, args.case, args.in_process_sandbox)))

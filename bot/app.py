@@ -33,7 +33,7 @@ from bot.policy import Policy
 from bot.settings import Settings
 from bot.state import Store
 from bot.tasks import TaskTracker
-from diagnosis.answer import Backends
+from diagnosis.answer import Backends, preload
 from handlers import listeners, middleware
 from handlers.doctor import AnswerFn, Doctor
 
@@ -79,6 +79,7 @@ def build_bot(
     answer_fn: AnswerFn | None = None,
 ) -> Bot:
     """The bot: ``AsyncApp`` with dedup/authorization/rate-limit middleware and the listeners."""
+    preload()
     store = store or Store(settings.redis_url, prefix=settings.key_prefix)
     policy = policy or Policy.load(settings.policy_file)
     if not policy.enabled:

@@ -44,6 +44,19 @@ class Backends:
         return "runai"
 
 
+def preload() -> None:
+    """Import both procedures (and the kubernetes package) now, not inside the first diagnosis.
+
+    A long-running process (the bot) calls this at startup so the first question does not block
+    the event loop for the imports (about 1.5 s, most of it the kubernetes package's lazy CoreV1Api).
+    """
+    import diagnosis.osmo.procedure
+    import diagnosis.runai.procedure  # noqa: F401
+    from diagnosis.k8s import preload as preload_k8s
+
+    preload_k8s()
+
+
 async def answer(question: Question, backends: Backends) -> Report:
     """Answer ``question`` with the configured backends. See the module docstring for errors."""
     system = backends.system_for(question)

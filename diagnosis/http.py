@@ -21,6 +21,7 @@ import functools
 import logging
 import ssl
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -120,7 +121,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     allowed_post_paths: frozenset[str] = frozenset()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     on_request: Callable[[RequestRecord], None] | None = None
-    records: list[RequestRecord] = field(default_factory=list)
+    records: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=2000))
 
     def check(self, request: httpx.Request) -> None:
         """Raise :class:`ReadOnlyViolation` unless ``request`` is a read (or a token POST)."""
@@ -186,14 +187,15 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     ) -> None:
         record = RequestRecord(request.method, request.url.path, status, seconds, attempt, started, error)
         self.records.append(record)
-        log.debug(
-            "%s %s -> %s in %.3fs (attempt %d)",
-            record.method,
-            sanitize(str(request.url.copy_with(query=None))),
-            status if status is not None else error,
-            seconds,
-            attempt,
-        )
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "%s %s -> %s in %.3fs (attempt %d)",
+                record.method,
+                sanitize(str(request.url.copy_with(query=None))),
+                status if status is not None else error,
+                seconds,
+                attempt,
+            )
         if self.on_request is not None:
             self.on_request(record)
 
@@ -235,3 +237,4 @@ def make_client(
         follow_redirects=False,
     )
     return client, transport
+

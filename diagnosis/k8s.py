@@ -11,9 +11,12 @@ before a byte is sent. Retries (GET only, on 429/5xx) are urllib3's, configured 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -23,9 +26,26 @@ from kubernetes.client.rest import ApiException
 from diagnosis.config import KubeConfig
 from diagnosis.http import ReadOnlyViolation
 
+T = TypeVar("T")
 LOG_TAIL_LINES = 200
 LOG_LIMIT_BYTES = 64 * 1024
 REQUEST_TIMEOUT = (5.0, 15.0)
+
+
+#: Blocking Kubernetes reads run here: enough workers that concurrent diagnoses (4-6 reads each) do not
+#: queue behind the default executor's few threads.
+_EXECUTOR = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tier2")
+
+
+async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking call in the Tier 2 thread pool."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_EXECUTOR, functools.partial(fn, *args, **kwargs))
+
+
+def preload() -> None:
+    """Import the lazily loaded ``CoreV1Api`` now (about 1 s the first time)."""
+    _ = k8s_client.CoreV1Api
 
 
 class ReadOnlyApiClient(k8s_client.ApiClient):
@@ -99,11 +119,11 @@ class Tier2Source:
 
     async def read_pod(self, namespace: str, name: str) -> dict[str, Any]:
         """``GET /api/v1/namespaces/{ns}/pods/{name}`` as a dict."""
-        return await asyncio.to_thread(self._json, self.core.read_namespaced_pod, name, namespace)
+        return await in_thread(self._json, self.core.read_namespaced_pod, name, namespace)
 
     async def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events whose ``involvedObject.name`` is the pod."""
-        body = await asyncio.to_thread(
+        body = await in_thread(
             self._json, self.core.list_namespaced_event, namespace, field_selector=f"involvedObject.name={name}"
         )
         return list(body.get("items") or [])
@@ -124,12 +144,12 @@ class Tier2Source:
             )
             return bytes(response.data)  # type: ignore[attr-defined]
 
-        data = await asyncio.to_thread(call)
+        data = await in_thread(call)
         return data.decode("utf-8", errors="replace")
 
     async def read_node(self, name: str) -> dict[str, Any]:
         """``GET /api/v1/nodes/{name}`` as a dict."""
-        return await asyncio.to_thread(self._json, self.core.read_node, name)
+        return await in_thread(self._json, self.core.read_node, name)
 
     async def collect(
         self,

@@ -20,7 +20,7 @@ import httpx
 from diagnosis.answer import BackendUnavailable
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.http import ReadOnlyViolation
-from diagnosis.k8s import Tier2Evidence, Tier2Source
+from diagnosis.k8s import Tier2Evidence, Tier2Source, in_thread
 from diagnosis.question import Question
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
@@ -550,7 +550,7 @@ class Diagnosis:
         if finding is not None and finding.category == Category.NODE_FAILURE:
             node = next((s.node for s in finding.signals if s.node), None) or (pod.node_name if pod else None)
         try:
-            source = await asyncio.to_thread(Tier2Source, self.kube)
+            source = await in_thread(Tier2Source, self.kube)
         except Exception as exc:
             b_gap.append(
                 Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}")
