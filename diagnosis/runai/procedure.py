@@ -359,11 +359,21 @@ class Diagnosis:
         wl_src = f"GET /api/v1/workloads/{workload.id}"
         start = self.run_start(workload, tier1)
         out: list[Signal] = []
-        out += text_signals(workload.phase_reason, workload.phase_message, source=wl_src, at=workload.phase_updated_at)
+        out += text_signals(
+            workload.phase_reason,
+            workload.phase_message,
+            source=wl_src,
+            at=workload.phase_updated_at,
+            label="phaseMessage" + (f" ({workload.phase_reason})" if workload.phase_reason else ""),
+        )
         for cond in workload.conditions:
             if cond.status == "True" or cond.type in {"Failed", "Ready"}:
                 out += text_signals(
-                    cond.reason, cond.message, source=wl_src + " (conditions)", at=cond.last_transition_time
+                    cond.reason,
+                    cond.message,
+                    source=wl_src + " (conditions)",
+                    at=cond.last_transition_time,
+                    label=f"condition {cond.type} {cond.reason or ''}".strip(),
                 )
         for psm in workload.pending_scheduling_messages or []:
             out += text_signals(
@@ -374,7 +384,9 @@ class Diagnosis:
             ts = r.meta.creation_timestamp
             if r.spec.phase_update is not None and (start is None or ts is None or ts >= start):
                 pu = r.spec.phase_update
-                out += text_signals(None, pu.phase_message, source=hist_src + " (phase update)", at=ts)
+                out += text_signals(
+                    None, pu.phase_message, source=hist_src + " (phase update)", at=ts, label=f"phase update {pu.phase}"
+                )
         ev_src = f"GET /api/v1/workloads/{workload.id}/events"
         for ev in tier1.all_events():
             if start is not None and ev.created_at is not None and ev.created_at < start:
@@ -484,11 +496,20 @@ class Diagnosis:
             t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= self.cutoff or t == diagnosed_at
         ]
         b.recurrence(finding.category, times)
+        if not tier1.history.ok:
+            b.gap(
+                "recurrence",
+                "history could not be read, so earlier occurrences were counted from the events call only"
+                if tier1.events.ok
+                else "neither history nor events could be read: only the diagnosed failure is counted",
+            )
 
         # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
         if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
             b.memory(workload, tier1, tier2)
-        return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available)
+        pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final)[0]
+        namespace = tier2.namespace if tier2 is not None else await self.namespace(workload, tier1)
+        return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
 
     def needs_tier2(self, finding: cls.Finding | None, final: Sequence[Signal]) -> bool:
         """Spec Step 4: Tier 2 when container-level evidence is needed, exit 137 is unexplained, or Tier 1

@@ -149,18 +149,18 @@ class ReportBuilder:
             groups.setdefault((s.kind.value, s.text), []).append(s)
         for (_, text), members in list(groups.items())[-limit:]:
             first = members[0]
-            times = sorted(m.at for m in members if m.at)
-            label = first.reason or first.kind.value
+            times = sorted({m.at for m in members if m.at})
+            label = first.label or first.reason or first.kind.value
             if first.container:
                 label += f" (container {first.container}{', init' if first.init else ''})"
             if first.pod:
                 label += f" on pod {first.pod}"
             value = _short(text)
-            if len(members) > 1:
-                value += f" (x{len(members)}" + (
+            if len(times) > 1:
+                value += f" (x{len(times)}" + (
                     f", first {times[0]:%Y-%m-%d %H:%M:%S}, last {times[-1]:%Y-%m-%d %H:%M:%S} UTC)" if times else ")"
                 )
-            self.add(label, value, first.source, times[-1] if len(members) == 1 and times else None)
+            self.add(label, value, first.source, times[-1] if len(times) == 1 else None)
 
     def memory(self, workload: Workload, tier1: Tier1, tier2: Tier2Evidence | None) -> None:
         """Peak CPU-memory usage vs the memory *limit* (spec Step 4); never a request or limit as a peak."""
@@ -390,6 +390,8 @@ class ReportBuilder:
         final: Sequence[Signal],
         tier2: Tier2Evidence | None,
         kube_available: bool,
+        pod_name: str | None = None,
+        namespace: str | None = None,
     ) -> Report:
         cat = finding.category
         primary = list(finding.signals)
@@ -423,9 +425,10 @@ class ReportBuilder:
                 continue
             seen_lines.add(s.text)
             self.add(f"log error line (container {s.container})", _short(s.text, 300), s.source)
+        quoted = any(s.text == workload.phase_message for s in primary)
         self.add(
             "phase",
-            workload.phase + (f": {workload.phase_message}" if workload.phase_message else ""),
+            workload.phase + (f": {workload.phase_message}" if workload.phase_message and not quoted else ""),
             f"GET /api/v1/workloads/{workload.id}",
             workload.phase_updated_at,
         )
@@ -444,6 +447,8 @@ class ReportBuilder:
         elif cat == Category.NODE_FAILURE and nodes:
             headline = f"{name} failed because its node {', '.join(sorted(set(nodes)))} failed."
         next_action = _NEXT_ACTIONS[cat]
+        if cat == Category.UNKNOWN and pod_name and namespace:
+            next_action = next_action.replace("<pod>", pod_name).replace("<namespace>", namespace)
         if cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
             next_action = (
                 "Give the program time to start: raise the liveness probe's initialDelaySeconds or "

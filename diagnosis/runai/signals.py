@@ -73,6 +73,7 @@ class Signal:
     reason: str | None = None
     init: bool = False
     node: str | None = None
+    label: str | None = None  # where in the object the text was read ("phaseMessage", "phase update Failed")
 
 
 # -- text patterns (one place) --------------------------------------------------------------------
@@ -163,8 +164,10 @@ def text_signals(
     pod: str | None = None,
     container: str | None = None,
     node: str | None = None,
+    label: str | None = None,
 ) -> list[Signal]:
-    """Signals in one (reason, message) pair: an event, a phase update, a condition, a waiting state."""
+    """Signals in one (reason, message) pair: an event, a phase update, a condition, a waiting state.
+    ``label`` names the field the text came from, for the report."""
     reason = reason or ""
     message = message or ""
     both = f"{reason} {message}"
@@ -182,6 +185,7 @@ def text_signals(
                 container=kw.pop("container", container),
                 reason=reason or None,
                 node=node,
+                label=label,
                 **kw,
             )
         )
