@@ -444,3 +444,43 @@ async def test_no_mutating_request_reaches_the_sandbox(diagnose: Diagnose) -> No
     assert sb.requests, "the sandbox saw the diagnosis"
     assert sb.mutating_requests() == []
     assert {r.method for r in sb.requests if not r.path.endswith("/token")} == {"GET"}
+
+
+async def test_thin_tier1_is_confirmed_by_tier2_before_routing_away(diagnose: Diagnose) -> None:
+    """Pending with a scheduled pod stuck in ContainerCreating and no readable events: Tier 2 shows the cause."""
+    waiting = {"waiting": {"reason": "CreateContainerConfigError", "message": 'secret "db-creds" not found'}}
+    kube = {"pods": [b.k8s_pod(state=waiting)], "events": [], "nodes": [b.node()], "logs": []}
+    snap = b.snapshot(
+        b.entry(
+            b.workload(phase="Pending"),
+            history=None,
+            events=None,
+            pods=[b.pod(k8s_phase="ContainerCreating")],
+        ),
+        kubernetes=kube,
+    )
+    report, _ = await diagnose(snap, intent="terminal")
+    assert report.outcome == Outcome.DIAGNOSED
+    assert report.category == Category.DATASOURCE_MOUNT_FAILED
+    assert 'secret "db-creds" not found' in render_text(report)
+
+
+async def test_running_with_restarts_seen_only_in_tier2_is_in_scope_for_a_current_question(
+    diagnose: Diagnose,
+) -> None:
+    kube = {
+        "pods": [b.k8s_pod(state={"waiting": {"reason": "CrashLoopBackOff"}}, last=b.terminated(1), restarts=5)],
+        "events": [],
+        "nodes": [b.node()],
+        "logs": [],
+    }
+    snap = b.snapshot(b.entry(b.workload(phase="Running"), pods=[b.pod(k8s_phase="Running")]), kubernetes=kube)
+    report, _ = await diagnose(snap, intent="current", text="why is train-7 crashing?")
+    assert report.outcome == Outcome.DIAGNOSED
+    assert report.category == Category.CRASH_APP_ERROR
+    healthy = b.snapshot(
+        b.entry(b.workload(phase="Running"), pods=[b.pod(k8s_phase="Running")]),
+        kubernetes={"pods": [b.k8s_pod(state={"running": {}})], "events": [], "nodes": [b.node()], "logs": []},
+    )
+    report, _ = await diagnose(healthy, intent="current", text="why is train-7 crashing?")
+    assert report.outcome == Outcome.ASK_PAST_RUN

@@ -453,26 +453,25 @@ class Diagnosis:
             return b.succeeded(workload)
         if phase == "Suspended":
             return b.out_of_scope(workload)
-        usable = cls.drop_superseded(signals)
-        direct = [s for s in usable if s.kind in DIRECT_KINDS and s.kind != Kind.POLICY_STOP]
-        pod_failed = direct + [s for s in usable if s.kind in {Kind.POD_ERROR, Kind.EXIT_SIGNAL}]
-        if phase == "Pending" or phase in {"Initializing", "Creating"}:
-            if not pod_failed:
-                scheduling = [s for s in usable if s.kind == Kind.SCHEDULING]
+        tier2: Tier2Evidence | None = None
+        if phase not in TERMINAL_PHASES and not self.symptom_confirmed(phase, signals):
+            # Tier 1 shows no failed-pod signal. Before routing away, let Tier 2's pod status confirm or
+            # rule out the symptom when Tier 1 is thin (events unread, a scheduled pod that is not
+            # running) or the person asked about a current symptom.
+            if phase in {"Pending", "Initializing", "Creating", "Running"} and self.tier1_is_thin(tier1):
+                tier2 = await self.tier2(workload, tier1, None, signals)
+            t2 = self.tier2_signals(tier2) if tier2 is not None else []
+            if not t2 or not self.symptom_confirmed(phase, signals + t2):
+                usable = cls.drop_superseded(signals)
                 if phase == "Pending":
-                    return b.route_pending(workload, scheduling)
+                    return b.route_pending(workload, [s for s in usable if s.kind == Kind.SCHEDULING])
+                if phase == "Running":
+                    return b.ask_past_run(workload)
                 return b.phase_only(workload, signals)
-        elif phase == "Running":
-            crash = [s for s in usable if s.kind == Kind.CRASHLOOP] + direct
-            if not crash:
-                return b.ask_past_run(workload)
-        elif phase not in TERMINAL_PHASES:
-            return b.phase_only(workload, signals)
 
         # Step 2-4: classify from Tier 1, then Tier 2 where Step 4 calls for it.
         finding = cls.classify(final) or cls.classify(signals)
-        tier2: Tier2Evidence | None = None
-        if self.needs_tier2(finding, final):
+        if tier2 is None and self.needs_tier2(finding, final):
             tier2 = await self.tier2(workload, tier1, finding, signals)
         if tier2 is not None:
             t2 = self.tier2_signals(tier2)
@@ -510,6 +509,31 @@ class Diagnosis:
         pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final)[0]
         namespace = tier2.namespace if tier2 is not None else await self.namespace(workload, tier1)
         return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
+
+    @staticmethod
+    def symptom_confirmed(phase: str, signals: Sequence[Signal]) -> bool:
+        """Spec Step 1 phase rule for a non-terminal phase: Pending/Initializing/Creating need a direct
+        failed-pod signal; Running needs a crash loop or repeated container crashes."""
+        usable = cls.drop_superseded(signals)
+        direct = [s for s in usable if s.kind in DIRECT_KINDS and s.kind != Kind.POLICY_STOP]
+        if phase in {"Pending", "Initializing", "Creating"}:
+            return bool(direct or [s for s in usable if s.kind in {Kind.POD_ERROR, Kind.EXIT_SIGNAL}])
+        if phase == "Running":
+            return bool(direct or [s for s in usable if s.kind == Kind.CRASHLOOP])
+        return False
+
+    def tier1_is_thin(self, tier1: Tier1) -> bool:
+        """Tier 1 may miss a failed-pod signal: no events were read, a pod is scheduled but not running,
+        or the question names a current symptom."""
+        if not self.kube.available:
+            return False
+        if not tier1.events.ok and not tier1.history.ok:
+            return True
+        if self.question.effective_intent() == "current":
+            return True
+        return any(
+            p.node_name and p.k8s_phase not in {"Running", "Pending", "Succeeded"} for p in tier1.pods.value or []
+        )
 
     def needs_tier2(self, finding: cls.Finding | None, final: Sequence[Signal]) -> bool:
         """Spec Step 4: Tier 2 when container-level evidence is needed, exit 137 is unexplained, or Tier 1
