@@ -4,6 +4,11 @@
 The Web API client's ``base_url`` comes from ``SLACK_API_URL`` and carries retry handlers for
 connection errors, 429 (``Retry-After``) and 5xx. Diagnoses run after the ack in tracked tasks
 that are drained on shutdown (SIGTERM).
+
+OSMO watches (``/diagnose watch <workflow>``, :mod:`handlers.watch`) run in the same tracker; at
+startup (:meth:`Bot.start`: the HTTP lifespan, or Socket Mode once connected) the bot resumes the
+watches in Redis that no live replica holds and keeps sweeping for orphaned ones; at shutdown the
+watches are stopped first (their state stays in Redis, their leases are released).
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from bot.tasks import TaskTracker
 from diagnosis.answer import Backends, preload
 from handlers import listeners, middleware
 from handlers.doctor import AnswerFn, Doctor
+from handlers.slack_surface import SlackSurface
+from handlers.watch import Watches, WatchFetch
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +68,22 @@ class Bot:
     policy: Policy
     tracker: TaskTracker
     settings: Settings
+    watches: Watches
+
+    async def start(self) -> None:
+        """Resume the active watches no live replica holds, then keep sweeping for orphaned ones."""
+        try:
+            resumed = await self.watches.resume()
+        except Exception:
+            log.exception("could not resume watches")
+            resumed = 0
+        if resumed:
+            log.info("resumed %d watch(es)", resumed)
+        if self.store.redis is not None:
+            self.tracker.spawn(self.watches.sweep_forever(), name="watch-sweeper", daemon=True)
 
     async def close(self, grace: float = 60.0) -> None:
+        await self.watches.stop()
         cancelled = await self.tracker.drain(grace)
         if cancelled:
             log.warning("%d diagnosis task(s) cancelled at shutdown", cancelled)
@@ -77,6 +98,7 @@ def build_bot(
     store: Store | None = None,
     policy: Policy | None = None,
     answer_fn: AnswerFn | None = None,
+    watch_fetch: WatchFetch | None = None,
 ) -> Bot:
     """The bot: ``AsyncApp`` with dedup/authorization/rate-limit middleware and the listeners."""
     preload()
@@ -93,9 +115,22 @@ def build_bot(
         ignoring_self_events_enabled=True,
     )
     doctor = Doctor(backends, store, policy, answer_fn=answer_fn, conversation_ttl=settings.conversation_ttl)
+    client = app.client
+    watches = Watches(
+        doctor,
+        store,
+        tracker.spawn,
+        lambda channel: SlackSurface(client, channel),
+        fetch=watch_fetch,
+        scale=settings.watch_scale,
+        min_interval=settings.watch_min_interval,
+    )
+    doctor.watches = watches
     middleware.install(app, store=store, policy=policy, rate_limit=settings.rate_limit, spawn=tracker.spawn)
     listeners.register(app, doctor, tracker.spawn)
-    return Bot(app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings)
+    return Bot(
+        app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches
+    )
 
 
 def http_app(bot: Bot) -> Starlette:
@@ -114,6 +149,7 @@ def http_app(bot: Bot) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await bot.start()
         yield
         await bot.close()
 
@@ -145,6 +181,7 @@ async def run_socket(bot: Bot, health_port: int | None = None) -> None:
 
     handler = AsyncSocketModeHandler(bot.app, bot.settings.app_token)
     await handler.connect_async()
+    await bot.start()
     runner: web.AppRunner | None = None
     if health_port is not None:
 

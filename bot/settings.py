@@ -4,7 +4,10 @@
 Mode), ``REDIS_URL``, ``SLACK_API_URL`` (default ``https://slack.com/api/``; tests point it at a
 mock), ``WD_POLICY_FILE`` (access policy and per-channel defaults, YAML; optional),
 ``WD_RATE_LIMIT`` (diagnoses per user per minute, default 10), ``WD_CONVERSATION_TTL`` (seconds a
-follow-up question waits for its answer, default 3600).
+follow-up question waits for its answer, default 3600), ``WD_WATCH_MIN_INTERVAL`` (a watch never
+polls faster than this many seconds, even with a user's cadence; default 5), ``WD_WATCH_SCALE``
+(multiplies every watch interval — the spec's 10–15 s / 30 s / 60 s cadence, the minimum and
+the sweep for orphaned watches; default 1, tests and demos use e.g. 0.01).
 """
 
 from __future__ import annotations
@@ -37,6 +40,19 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(str(raw))
+    except ValueError as exc:
+        raise SettingsError(f"{name} must be a number, not {raw!r}") from exc
+    if not value > 0 or value != value or value == float("inf"):
+        raise SettingsError(f"{name} must be a positive number")
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     bot_token: str = ""
@@ -48,6 +64,8 @@ class Settings:
     rate_limit: int = 10
     conversation_ttl: int = 3600
     key_prefix: str = "wd:"
+    watch_min_interval: float = 5.0
+    watch_scale: float = 1.0
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
@@ -91,4 +109,6 @@ class Settings:
             policy_file=policy,
             rate_limit=_int(env, "WD_RATE_LIMIT", 10),
             conversation_ttl=_int(env, "WD_CONVERSATION_TTL", 3600),
+            watch_min_interval=_float(env, "WD_WATCH_MIN_INTERVAL", 5.0),
+            watch_scale=_float(env, "WD_WATCH_SCALE", 1.0),
         )

@@ -1,5 +1,5 @@
 """Redis state of the bot: event dedup, follow-up conversations, the report cache, the per-user
-rate limit.
+rate limit, and the registry of workflow watches.
 
 Redis is a help, never a dependency of an answer: every operation catches Redis errors, logs the
 outage once (and the recovery once), and falls back: dedup to a small in-process memory, the
@@ -7,6 +7,12 @@ rate limit to "allowed", the cache and conversations to "nothing remembered". re
 on the next command, so the bot recovers by itself when Redis returns.
 
 Without a URL (the terminal twin) everything lives in process memory.
+
+Watches (``/diagnose watch <workflow>``): one key per watch (``watch:<id>``, the id naming team,
+channel, thread and workflow) holding its JSON, a set ``watches`` indexing the active ones, and a
+lease ``watchlease:<id>`` (``SET NX PX`` holding the owner replica's id) renewed while that
+replica polls, so only one replica polls a watch at a time and another one carries it on once the
+lease expires or is released. When Redis is down a watch runs from process memory (logged).
 """
 
 from __future__ import annotations
@@ -24,6 +30,22 @@ from redis.retry import Retry
 log = logging.getLogger(__name__)
 
 _ERRORS = (RedisError, OSError, TimeoutError)
+#: a watch's JSON is kept this long after its last save (a forgotten watch cannot live forever)
+WATCH_TTL = 14 * 86400
+
+# compare-and-extend / compare-and-delete of a lease (KEYS[1] lease key, ARGV[1] owner, ARGV[2] ms)
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
 
 
 def _text(value: Any) -> str | None:
@@ -214,6 +236,130 @@ class Store:
             return json.loads(raw)
         except ValueError:
             return None
+
+    # -- watches ----------------------------------------------------------------------------------
+
+    async def create_watch(self, watch_id: str, value: Any, ttl: int = WATCH_TTL) -> bool:
+        """Claim a new watch id (SET NX EX ``ttl``): False when a watch with this id is already active.
+
+        It enters the index of active watches at its first :meth:`save_watch`, so a watch whose
+        start never finished is forgotten after ``ttl``. With Redis down the claim is made in
+        process memory only (and logged)."""
+        key = self.key("watch", watch_id)
+        raw = json.dumps(value, separators=(",", ":"), default=str)
+        if self.redis is None:
+            return self.memory.set(key, raw, ttl, nx=True)
+        try:
+            created = await self.redis.set(key, raw, nx=True, ex=ttl)
+        except _ERRORS as exc:
+            self._failed("watch create", exc)
+            log.warning("watch %s kept in process memory only (Redis unavailable)", watch_id)
+            return self.memory.set(key, raw, ttl, nx=True)
+        self._ok()
+        return bool(created)
+
+    async def save_watch(self, watch_id: str, value: Any) -> bool:
+        """Store the watch's current state (it stays in the index). False when Redis is down."""
+        key = self.key("watch", watch_id)
+        raw = json.dumps(value, separators=(",", ":"), default=str)
+        self.memory.set(key, raw, WATCH_TTL)
+        if self.redis is None:
+            return True
+        try:
+            pipe = self.redis.pipeline()
+            pipe.set(key, raw, ex=WATCH_TTL)
+            pipe.sadd(self.key("watches"), watch_id)
+            await pipe.execute()
+        except _ERRORS as exc:
+            self._failed("watch save", exc)
+            return False
+        self._ok()
+        return True
+
+    async def load_watch(self, watch_id: str) -> Any:
+        return await self.get_json("watch", watch_id)
+
+    async def remove_watch(self, watch_id: str) -> None:
+        """Forget a finished watch: its state, its index entry and its lease."""
+        self.memory.delete(self.key("watch", watch_id))
+        self.memory.delete(self.key("watchlease", watch_id))
+        if self.redis is None:
+            return
+        try:
+            pipe = self.redis.pipeline()
+            pipe.delete(self.key("watch", watch_id), self.key("watchlease", watch_id))
+            pipe.srem(self.key("watches"), watch_id)
+            await pipe.execute()
+        except _ERRORS as exc:
+            self._failed("watch remove", exc)
+            return
+        self._ok()
+
+    async def active_watches(self) -> list[str]:
+        """Ids of the watches in the index (empty without Redis: nothing to carry on)."""
+        if self.redis is None:
+            return []
+        try:
+            members = await self.redis.smembers(self.key("watches"))
+        except _ERRORS as exc:
+            self._failed("watch list", exc)
+            return []
+        self._ok()
+        return sorted(str(_text(m)) for m in members)
+
+    async def forget_watch_index(self, watch_id: str) -> None:
+        """Drop a stale index entry (its state expired)."""
+        if self.redis is None:
+            return
+        try:
+            await self.redis.srem(self.key("watches"), watch_id)
+        except _ERRORS as exc:
+            self._failed("watch index", exc)
+
+    async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None:
+        """Take or extend the polling lease of a watch for ``ttl`` seconds.
+
+        True: ``owner`` holds it; False: another replica does; None: Redis is unavailable (the
+        caller keeps polling from memory)."""
+        key = self.key("watchlease", watch_id)
+        ms = max(1, int(ttl * 1000))
+        if self.redis is None:
+            held = self.memory.get(key)
+            if held not in (None, owner):
+                return False
+            self.memory.set(key, owner, ttl)
+            return True
+        try:
+            if await self.redis.set(key, owner, nx=True, px=ms):
+                self._ok()
+                return True
+            renewed = await self.redis.eval(_RENEW, 1, key, owner, ms)
+        except _ERRORS as exc:
+            self._failed("watch lease", exc)
+            return None
+        self._ok()
+        return bool(renewed)
+
+    async def lease_holder(self, watch_id: str) -> str | None:
+        key = self.key("watchlease", watch_id)
+        if self.redis is None:
+            return self.memory.get(key)
+        try:
+            return _text(await self.redis.get(key))
+        except _ERRORS as exc:
+            self._failed("watch lease", exc)
+            return None
+
+    async def release_lease(self, watch_id: str, owner: str) -> None:
+        key = self.key("watchlease", watch_id)
+        if self.memory.get(key) == owner:
+            self.memory.delete(key)
+        if self.redis is None:
+            return
+        try:
+            await self.redis.eval(_RELEASE, 1, key, owner)
+        except _ERRORS as exc:
+            self._failed("watch lease release", exc)
 
     async def close(self) -> None:
         if self.redis is not None:

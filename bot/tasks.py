@@ -1,5 +1,9 @@
 """Tracked background tasks: every diagnosis after an ack runs here, so none is garbage-collected
-and all are drained on shutdown (SIGTERM)."""
+and all are drained on shutdown (SIGTERM).
+
+Workflow watches run here too (they are cancelled first at shutdown: their state is in Redis and
+another replica carries them on). ``daemon`` tasks (the watch sweeper) never end by themselves:
+:meth:`TaskTracker.idle` does not wait for them and :meth:`TaskTracker.drain` cancels them at once."""
 
 from __future__ import annotations
 
@@ -14,16 +18,20 @@ log = logging.getLogger(__name__)
 class TaskTracker:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._daemons: set[asyncio.Task[Any]] = set()
         self.closing = False
 
-    def spawn(self, coro: Coroutine[Any, Any, Any], name: str | None = None) -> asyncio.Task[Any]:
+    def spawn(
+        self, coro: Coroutine[Any, Any, Any], name: str | None = None, *, daemon: bool = False
+    ) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro, name=name)
-        self._tasks.add(task)
+        (self._daemons if daemon else self._tasks).add(task)
         task.add_done_callback(self._done)
         return task
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
+        self._daemons.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
@@ -33,6 +41,11 @@ class TaskTracker:
     async def drain(self, grace: float = 60.0) -> int:
         """Wait for running tasks up to ``grace`` seconds, cancel the rest; return how many were cancelled."""
         self.closing = True
+        daemons = set(self._daemons)
+        for task in daemons:
+            task.cancel()
+        if daemons:
+            await asyncio.gather(*daemons, return_exceptions=True)
         pending = set(self._tasks)
         if not pending:
             return 0

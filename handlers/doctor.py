@@ -9,6 +9,11 @@ the report within Slack's budget and, when the core needs input, keeps the follo
 keyed by (team, channel, thread) so any replica can continue it. It never invents an id or
 guesses a cluster: values come from the person, the channel defaults or the core's own choices.
 
+OSMO workflow questions ("status of workflow sdg-render-7", "why is sdg-render-7 pending", "what
+does policy-train-42 do", "list recent workflows") take the same path: the parser names the kind
+and :func:`diagnosis.answer.answer` routes them. "watch <workflow>" is handed to :attr:`Doctor.watches`
+(:class:`handlers.watch.Watches`) when the bot has one and OSMO is configured.
+
 Where the messages go is a :class:`Surface` (Slack Web API, or the terminal).
 """
 
@@ -60,10 +65,13 @@ REFUSAL = (
     "Ask your platform team for access."
 )
 HELP = (
-    "*Workload Doctor* explains why a Run:ai workload failed (read-only).\n"
+    "*Workload Doctor* explains why a Run:ai workload or an OSMO workflow failed (read-only).\n"
     "• `/diagnose <workload name or id> [project=P] [cluster=C] [lookback=7d]`\n"
     "• or mention me: _why did train-7 fail in project nlp on cluster dgx-prod?_, "
     "_what killed train-7?_, _why is train-7 CrashLoopBackOff?_, _train-7 stopped, what happened?_\n"
+    "• OSMO: `/diagnose status of workflow sdg-render-7`, _why is sdg-render-7 pending?_, "
+    "_what does policy-train-42 do?_, _list recent workflows_\n"
+    "• `/diagnose watch sdg-render-7 [every 30s]`: I post each state change in a thread until it ends.\n"
     "If something is missing (cluster, project, which workload) I ask in the thread; reply there or "
     "press a button."
 )
@@ -162,6 +170,8 @@ def _question_for(ask: Ask, defaults: dict[str, str]) -> Question:
 
 
 def _names(question: Question) -> str:
+    if question.kind == "osmo_list" and not question.workflow_id:
+        return "recent workflows"
     return question.workload_name or question.workload_id or question.workflow_id or "your workload"
 
 
@@ -249,6 +259,8 @@ class Doctor:
         self.policy = policy
         self.answer_fn: AnswerFn = answer_fn or answer
         self.conversation_ttl = conversation_ttl
+        #: starts "watch <workflow>" (``handlers.watch.Watches``); None: a watch is answered as a status
+        self.watches: Any = None
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -280,6 +292,9 @@ class Doctor:
                     ask, surface, text_message("I answer questions about failed workloads.\n" + HELP)
                 )
                 return
+        if question.kind == "osmo_watch" and self.watches is not None and self.backends.osmo is not None:
+            await self.watches.start(ask, question, surface)
+            return
         await self._run(ask, question, surface)
 
     async def follow_up(
@@ -344,6 +359,35 @@ class Doctor:
 
     # -- the work ----------------------------------------------------------------------------
 
+    async def reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
+        """Answer ``ask`` with a short message: privately for commands and buttons when ``private``."""
+        await self._reply(ask, surface, message, private)
+
+    def refusal(self) -> str:
+        return _refusal()
+
+    async def report_in_thread(
+        self,
+        question: Question,
+        surface: Surface,
+        root: str | None,
+        *,
+        footer: str | None = None,
+        fresh: bool = False,
+    ) -> Report | None:
+        """Answer ``question`` and post the report in the thread ``root`` (a watch's status and final
+        report). ``fresh`` skips the cache. Errors become the same short messages as for a question."""
+        ref = ref_id()
+        try:
+            report = await self._answer(question, fresh=fresh)
+        except Exception as exc:
+            await self._show(surface, None, root, _failure_message(exc, ref))
+            return None
+        rendered = render_report(report, thread_ts=root, footer=footer)
+        await self._show(surface, None, root, rendered.main)
+        await self._spill(surface, rendered, root)
+        return report
+
     async def _reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
         try:
             if private and ask.source in ("command", "button"):
@@ -379,27 +423,8 @@ class Doctor:
         ref = ref_id()
         try:
             report = await self._answer(question)
-        except QuestionError as exc:
-            await self._show(
-                surface, progress_ts, root, text_message(f"I couldn't read that: {escape(str(exc))}")
-            )
-            return
-        except ConfigError as exc:
-            log.error("[ref %s] not configured: %s", ref, exc)
-            msg = f":warning: I'm not set up to answer that yet (ref `{ref}`)."
-            await self._show(surface, progress_ts, root, text_message(msg))
-            return
-        except BackendUnavailable as exc:
-            log.error("[ref %s] backend unavailable: %s", ref, exc)
-            msg = (
-                f":warning: I couldn't reach the cluster's API just now; try again in a minute (ref `{ref}`)."
-            )
-            await self._show(surface, progress_ts, root, text_message(msg))
-            return
-        except Exception:
-            log.exception("[ref %s] diagnosis failed", ref)
-            msg = f":warning: Something went wrong while diagnosing (ref `{ref}`)."
-            await self._show(surface, progress_ts, root, text_message(msg))
+        except Exception as exc:
+            await self._show(surface, progress_ts, root, _failure_message(exc, ref))
             return
         ident = report.identity
         if ident is not None and not self.policy.allows(
@@ -492,9 +517,9 @@ class Doctor:
 
     # -- the core, through the cache ------------------------------------------------------------
 
-    async def _answer(self, question: Question) -> Report:
+    async def _answer(self, question: Question, fresh: bool = False) -> Report:
         qkey = _question_key(question)
-        cached = await self._cached(qkey, question)
+        cached = None if fresh else await self._cached(qkey, question)
         if cached is not None:
             return cached
         report = await self.answer_fn(question, self.backends)
@@ -558,3 +583,19 @@ def _question_key(q: Question) -> str:
 
 def _refusal() -> str:
     return REFUSAL
+
+
+def _failure_message(exc: Exception, ref: str) -> Message:
+    """What the person sees when no report could be made (details only in the log, under ``ref``)."""
+    if isinstance(exc, QuestionError):
+        return text_message(f"I couldn't read that: {escape(str(exc))}")
+    if isinstance(exc, ConfigError):
+        log.error("[ref %s] not configured: %s", ref, exc)
+        return text_message(f":warning: I'm not set up to answer that yet (ref `{ref}`).")
+    if isinstance(exc, BackendUnavailable):
+        log.error("[ref %s] backend unavailable: %s", ref, exc)
+        return text_message(
+            f":warning: I couldn't reach the cluster's API just now; try again in a minute (ref `{ref}`)."
+        )
+    log.error("[ref %s] diagnosis failed", ref, exc_info=exc)
+    return text_message(f":warning: Something went wrong while diagnosing (ref `{ref}`).")

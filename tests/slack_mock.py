@@ -7,16 +7,21 @@ Modelled on bolt-python's own ``tests/mock_web_api_server`` (see shared/referenc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import itertools
 import json
 import threading
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
+
+import httpx
 
 from handlers.blocks import violations
 
@@ -424,3 +429,78 @@ class Harness:
 
 def buttons_of(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for b in blocks if b.get("type") == "actions" for e in b.get("elements", []) if "value" in e]
+
+
+# -- a bot answering OSMO questions from a sandbox (additive: OSMO and watch tests) -------------------
+
+OSMO_CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "osmo"
+
+
+def osmo_snapshot(case: str) -> dict[str, Any]:
+    """A shared OSMO case snapshot (a fresh copy: tests may change its workflows' status)."""
+    return dict(json.loads((OSMO_CASES / f"{case}.json").read_text()))
+
+
+def set_workflow_status(
+    sandbox: Any, workflow_id: str, status: str, *, exit_code: int | None = None, message: str | None = None
+) -> None:
+    """Move a workflow the sandbox serves to ``status`` (its groups and tasks too), as OSMO would."""
+    for entry in sandbox.state.snapshot["osmo"]["workflows"]:
+        query = entry["query"]
+        if workflow_id not in (query.get("name"), query.get("uuid")):
+            continue
+        query["status"] = status
+        ended = status not in ("PENDING", "RUNNING", "WAITING")
+        if ended:
+            query["end_time"] = "2026-11-28T16:25:00.000000"
+        for group in query.get("groups") or []:
+            group["status"] = status
+            if ended:
+                group["end_time"] = query["end_time"]
+                group["failure_message"] = message
+            for task in group.get("tasks") or []:
+                task["status"] = status
+                if ended:
+                    task["end_time"] = query["end_time"]
+                    task["exit_code"] = exit_code
+                    task["failure_message"] = message
+        return
+    raise KeyError(workflow_id)
+
+
+@contextlib.asynccontextmanager
+async def osmo_bot(
+    slack: SlackMock,
+    prefix: str,
+    sandbox: Any,
+    *,
+    policy: Any = None,
+    redis_url: str = REDIS_URL,
+    watch_scale: float = 0.01,
+    now: str = "2026-11-28T16:20:00Z",
+) -> AsyncIterator[Harness]:
+    """The real bot (HTTP adapter, lifespan entered: watches resumed at start, stopped at the end)
+    answering from ``sandbox``'s OSMO, with every watch interval scaled by ``watch_scale``."""
+    from bot.app import build_bot, http_app
+    from bot.settings import Settings
+    from diagnosis.answer import Backends
+    from diagnosis.config import OsmoConfig
+    from diagnosis.units import parse_time
+
+    fixed = parse_time(now)
+    assert fixed is not None
+    settings = Settings(
+        bot_token=TOKEN,
+        signing_secret=SECRET,
+        redis_url=redis_url,
+        api_url=slack.api_url,
+        rate_limit=100,
+        key_prefix=prefix,
+        watch_scale=watch_scale,
+    )
+    backends = Backends(osmo=OsmoConfig(sandbox.url, "sandbox-access-token"), now=lambda: fixed)
+    bot = build_bot(settings, backends, policy=policy)
+    app = http_app(bot)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as http:
+            yield Harness(slack, bot, http)

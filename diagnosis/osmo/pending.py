@@ -33,7 +33,7 @@ _EVENT_START = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\S*)\s+(?:\[
 TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"Insufficient nvidia\.com/gpu|didn't have enough resources: GPUs", re.I),
-        "the pool is out of free GPUs",
+        "no node has enough free GPUs for the task right now",
         "gpu",
     ),
     (
