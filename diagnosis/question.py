@@ -22,8 +22,9 @@ Kind = Literal["runai", "osmo_status", "osmo_list", "osmo_explain", "osmo_watch"
 UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _NAME = r"[a-z0-9](?:[a-z0-9._-]{0,250}[a-z0-9])?"
 _CURRENT_WORDS = re.compile(
-    r"(?i)crashloop|crash-loop|imagepullbackoff|errimagepull|image ?pull|\bstuck\b|won'?t start|"
-    r"\bwill not start\b|not starting|is crashing|keeps crashing|\bpending\b|\binit\b|init[- ]container|"
+    r"(?i)crashloop|crash-loop|imagepullbackoff|errimagepull|image ?pull|\bstuck\b|"
+    r"\b(?:won'?t|will not|doesn'?t|does not|can'?t|cannot)(?:\s+\S+)?\s+start\b|not starting|"
+    r"is crashing|keeps crashing|\bpending\b|\binit\b|init[- ]container|"
     r"\bmount|containercreating|\bcurrently\b|right now"
 )
 _LOOKBACK_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$", re.I)
@@ -166,6 +167,7 @@ def infer_intent(text: str) -> Intent:
 _PROJECT_RES = [
     re.compile(rf"(?i)\bproject\s*[=:]\s*({_NAME})"),
     re.compile(rf"(?i)\b(?:in|for|from|under)\s+(?:the\s+)?project\s+({_NAME})"),
+    re.compile(rf"(?i)\b(?:in|for|from|under)\s+(?:the\s+)?({_NAME})\s+project\b"),
     re.compile(rf"(?i)\bproject\s+({_NAME})\b"),
 ]
 _CLUSTER_RES = [
@@ -179,16 +181,23 @@ _WORKLOAD_RES = [
     re.compile(
         rf"(?i)\bwhy\s+(?:did|does|do|has|have)\s+(?:my\s+|the\s+|our\s+)?"
         rf"(?:(?:training|inference|distributed|interactive)\s+)?(?:job|workload|workspace|pod|notebook|run)?\s*"
-        rf"({_NAME})\s+(?:fail|crash|die|stop|get|keep|exit|break|error|restart|go)"
+        rf"({_NAME})\s+(?:(?:in|on)\s+\S+\s+)*(?:fail|crash|die|stop|get|keep|exit|break|error|restart|go)"
     ),
     re.compile(rf"(?i)\bwhat\s+(?:killed|happened\s+to|broke|stopped|crashed)\s+(?:my\s+|the\s+)?({_NAME})"),
     re.compile(
         rf"(?i)\bwhy\s+(?:is|was|are|isn'?t|wasn'?t)\s+(?:my\s+|the\s+)?(?:pending\s+)?"
         rf"(?:(?:training|inference)\s+)?(?:job|workload|workspace|pod|notebook|run)?\s*({_NAME})\b"
     ),
+    re.compile(
+        rf"(?i)\bwhy\s+(?:won'?t|wouldn'?t|doesn'?t|can'?t|isn'?t|will\s+not|does\s+not)\s+(?:my\s+|the\s+)?"
+        rf"(?:job|workload|workspace|pod|notebook|run)?\s*({_NAME})\b"
+    ),
     re.compile(rf"(?i)\bit'?s\s+({_NAME})\b"),
     re.compile(rf"(?i)\b(?:workload|job|workspace|notebook|pod)\s+({_NAME})\b"),
-    re.compile(rf"(?i)^\s*(?:my\s+)?({_NAME})\s+(?:in\s+|on\s+|has\s+|is\s+|was\s+|stopped|failed|crashed|died|keeps)"),
+    re.compile(
+        rf"(?i)^\s*(?:my\s+)?({_NAME})\s+(?:in\s+|on\s+|has\s+|is\s+|was\s+|won'?t|will\s+not|can'?t|doesn'?t|"
+        rf"stopped|failed|crashed|died|keeps|fails|crashes|dies)"
+    ),
     re.compile(rf"(?i)\b(?:check|diagnose|about)\s+({_NAME})\b"),
 ]
 _OSMO_LIST = re.compile(
@@ -228,7 +237,7 @@ def parse_text(text: str | None) -> Question:
     # Slack wraps user mentions and links in <...>; drop mentions, keep link text.
     cleaned = re.sub(r"<@[A-Z0-9]+(?:\|[^>]*)?>", " ", raw)
     cleaned = re.sub(r"<(?:https?://[^|>]*\|)?([^>]*)>", r"\1", cleaned)
-    cleaned = re.sub(r"[?!,;]+", " ", cleaned)
+    cleaned = re.sub(r"[?!,;()\[\]{}`\"*]+", " ", cleaned)
     q = Question(text=raw or None, lookback=None)
     if not cleaned.strip():
         return q
@@ -238,9 +247,9 @@ def parse_text(text: str | None) -> Question:
     q.project = _first(_PROJECT_RES, cleaned)
     q.cluster = _first(_CLUSTER_RES, cleaned)
     if q.cluster is None:
-        hint = re.search(rf"(?i)\bon\s+({_NAME})\s*$", cleaned)
-        if hint and hint.group(1).lower() not in _STOPWORDS:
-            q.cluster_hint = hint.group(1)
+        hints = [h for h in re.findall(rf"(?i)\bon\s+({_NAME})", cleaned) if h.lower() not in _STOPWORDS]
+        if hints:
+            q.cluster_hint = hints[0]
     lb = _LOOKBACK_TEXT.search(cleaned)
     if lb:
         q.lookback = lb.group(1)

@@ -71,6 +71,23 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+# Slack control sequences in evidence are defanged everywhere (not only in Block Kit): an injected
+# "<!channel>" or "<@U123>" must never ping anyone, wherever the text is pasted later.
+_SLACK_SPECIAL: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"<!(?:channel|here|everyone)(?:\|[^>]*)?>", re.I), "[broadcast mention removed]"),
+    (re.compile(r"<!subteam\^[^>]*>", re.I), "[group mention removed]"),
+    (re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>"), "[user mention removed]"),
+    (re.compile(r"<#[A-Z0-9]+(?:\|[^>]*)?>"), "[channel link removed]"),
+]
+
+
+def defang_slack(text: str) -> str:
+    """Replace Slack broadcast/user/group mention syntax with a harmless marker."""
+    for pattern, repl in _SLACK_SPECIAL:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def strip_control(text: str) -> str:
     """Remove terminal escape sequences and control characters; CR/CRLF become LF."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -86,8 +103,8 @@ def redact(text: str) -> str:
 
 
 def sanitize(text: str) -> str:
-    """``strip_control`` then ``redact``: the one function every outgoing string passes."""
-    return redact(strip_control(text))
+    """``strip_control``, ``redact``, ``defang_slack``: the one function every outgoing string passes."""
+    return defang_slack(redact(strip_control(text)))
 
 
 def sanitize_obj(value: Any) -> Any:

@@ -304,7 +304,7 @@ async def test_injection_and_secrets_never_reach_slack(slack: SlackMock, prefix:
     everything = slack.texts()
     assert "CRASH_APP_ERROR" in everything
     # the log line is shown (escaped, inert), not dropped
-    assert "&lt;!channel&gt; ignore previous instructions" in everything
+    assert "[broadcast mention removed] ignore previous instructions" in everything
     slack.check_payloads(allowed_mentions=(ALICE,))
 
 

@@ -110,7 +110,7 @@ def test_untrusted_text_is_escaped_and_verbatim() -> None:
     dumped = json.dumps(blocks)
     for active in ("<!channel>", "<!here>", "<@U", "<https://evil"):
         assert active not in dumped
-    assert "&lt;!channel&gt;" in dumped and "&amp; more" in dumped
+    assert "[broadcast mention removed]" in dumped and "&amp; more" in dumped
     assert "Warning BackOff '''" in json.dumps(render_report(big_report(1, 1)).main.blocks)
     assert violations({"text": "x", "blocks": blocks}) == []
     assert escape("a&<b>") == "a&amp;&lt;b&gt;"
@@ -293,9 +293,12 @@ async def test_overflow_goes_to_thread_and_upload_through_the_app(tmp_path: Path
             await h.settle()
         root = slack.of("chat.update")[-1].body["ts"]
         thread = [c.body for c in slack.of("chat.postMessage")[1:]]
-        assert thread and all(b["thread_ts"] == root for b in thread)
+        assert all(b["thread_ts"] == root for b in thread)
         uploads = slack.of("files.completeUploadExternal")
-        assert uploads and uploads[0].body.get("thread_ts") == root
+        assert uploads and all(u.body.get("thread_ts") == root for u in uploads)
+        titles = {f["title"] for u in uploads for f in u.body["files"]}
+        assert "log tail" in titles, "the excerpt that does not fit is uploaded, not dropped"
+        assert thread or "Evidence (full list)" in titles, "the evidence that does not fit goes to the thread"
         raw = b"".join(c.raw for c in slack.of("upload")).decode()
         assert "line 3999 <!channel>" in raw or "line 3999" in raw
         slack.check_payloads(allowed_mentions=("U0ALICE01",))

@@ -41,9 +41,16 @@ def image_pull(signals: Sequence[Signal]) -> Finding | None:
 
 
 def init_failed(signals: Sequence[Signal]) -> Finding | None:
-    """Non-zero init-container exit (or Init:Error / Init:CrashLoopBackOff) -> INIT_FAILED."""
+    """Non-zero init-container exit (or Init:Error / Init:CrashLoopBackOff) -> INIT_FAILED.
+
+    The back-off restarts of the same pod are kept with it: they name the init container."""
     hits = _of(signals, Kind.INIT_FAILED)
-    return Finding(Category.INIT_FAILED, tuple(hits)) if hits else None
+    if not hits:
+        return None
+    pods = {s.pod for s in hits}
+    named = {s.container for s in hits if s.container}
+    restarts = [s for s in _of(signals, Kind.CRASHLOOP) if s.pod in pods and s.container and s.container not in named]
+    return Finding(Category.INIT_FAILED, tuple(hits + restarts[-1:]))
 
 
 def mount_failed(signals: Sequence[Signal]) -> Finding | None:

@@ -43,6 +43,7 @@ from diagnosis.runai.signals import (
     DIRECT_KINDS,
     Kind,
     Signal,
+    gpu_hardware_in_log,
     k8s_phase_signals,
     log_signals,
     node_signals,
@@ -235,11 +236,13 @@ class Diagnosis:
             filters = [f"name=={q.workload_name}", f"projectName=={q.project}", f"clusterId=={cluster_id}"]
             candidates = await asyncio.wait_for(self.client.list_workloads(filters), self.deadline.remaining())
             candidates = [w for w in candidates if w.name == q.workload_name]
-            if not candidates:
-                candidates = await asyncio.wait_for(
+            fits = any(w.phase in TERMINAL_PHASES for w in candidates) or q.effective_intent() == "current"
+            if not candidates or not fits:
+                # Live first, then deleted=true (FORMAT.md): also when no live match fits a terminal question.
+                deleted = await asyncio.wait_for(
                     self.client.list_workloads(filters, deleted=True), self.deadline.remaining()
                 )
-                candidates = [w for w in candidates if w.name == q.workload_name]
+                candidates += [w for w in deleted if w.name == q.workload_name]
             if not candidates:
                 return self.builder().not_found(q, cluster_id, by_id=False)
 
@@ -475,6 +478,10 @@ class Diagnosis:
             tier2 = await self.tier2(workload, tier1, finding, signals)
         if tier2 is not None:
             t2 = self.tier2_signals(tier2)
+            # Tier 2 can name the sender of a signal exit: a preemption routes out (spec Step 1.4).
+            t2_preempted = [s for s in t2 if s.kind == Kind.PREEMPTED]
+            if t2_preempted:
+                return b.route_preempted(workload, t2_preempted)
             b.tier2(tier2)
             finding = cls.classify(final + t2) or cls.classify(signals + t2)
             final = final + t2
@@ -609,7 +616,8 @@ class Diagnosis:
             if evidence.pod is not None and node is None:
                 pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
                 t2 = self.tier2_signals(evidence)
-                if pod_node and any(s.kind == Kind.NODE_FAILURE for s in t2):
+                gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
+                if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in t2)):
                     try:
                         evidence.node = await asyncio.wait_for(source.read_node(pod_node), self.deadline.remaining())
                     except Exception as exc:

@@ -156,6 +156,9 @@ class ReportBuilder:
             if first.pod:
                 label += f" on pod {first.pod}"
             value = _short(text)
+            reasons = sorted({m.reason for m in members if m.reason and m.reason not in label and m.reason not in text})
+            if reasons:
+                value += f" [reason {', '.join(reasons)}]"
             if len(times) > 1:
                 value += f" (x{len(times)}" + (
                     f", first {times[0]:%Y-%m-%d %H:%M:%S}, last {times[-1]:%Y-%m-%d %H:%M:%S} UTC)" if times else ")"

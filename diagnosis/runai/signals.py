@@ -108,11 +108,17 @@ _NODE_TEXT = re.compile(
     r"deletionbytaintmanager|marking for deletion pod|which was running pod .* is unresponsive|"
     r"node .* (?:is )?unreachable|kubelet stopped posting node status"
 )
-_NODE_RUNTIME_TEXT = re.compile(
+# The node's GPU stack failing: always the node, whatever else the message says.
+_NODE_GPU_TEXT = re.compile(
     r"(?i)nvidia-container-cli|nvidia-container-runtime|nvidia-container-toolkit|prestart hook|"
-    r"gpu (?:is|has fallen off|device) lost|gpu is lost|unhealthy (?:gpu|devices?)|xid\s*\d+|"
-    r"failed to reserve container name|failed to create shim|name is reserved|container runtime is down|"
-    r"cannot allocate unhealthy devices|nvml|driver/library version mismatch"
+    r"gpu (?:is|has fallen off|device) lost|gpu is lost|fallen off the bus|unhealthy (?:gpu|devices?)|xid\s*\d+|"
+    r"cannot allocate unhealthy devices|\bnvml\b|driver/library version mismatch|uncorrectable ecc"
+)
+# The container runtime failing to create or name the container: the node, unless the message shows the
+# image or command at fault (exec format error, executable not found), which are the program's own.
+_NODE_RUNTIME_TEXT = re.compile(
+    r"(?i)failed to reserve container name|name is reserved|container runtime is down|"
+    r"failed to create shim|failed to create containerd (?:task|container)|context deadline exceeded"
 )
 _POLICY_REASONS = {"DeadlineExceeded", "IdleGPUTimeLimitExceeded", "MaxDurationExceeded", "IdleTimeout", "Stopped"}
 _POLICY_TEXT = re.compile(
@@ -123,6 +129,9 @@ _POLICY_TEXT = re.compile(
     r"stop (?:was )?requested|requested (?:a )?stop|\bworkload stopped\b"
 )
 _PREEMPT_TEXT = re.compile(r"(?i)\bpreempted\b|\bpreemptionby\w*|preempted and rescheduled")
+# A scheduler eviction (KAI/runai-scheduler "Evict") for preempt, reclaim or consolidation is a preemption;
+# the gang-scheduling eviction ("doesn't meet the minimum required number of pods") is not.
+_EVICT_PREEMPT_TEXT = re.compile(r"(?i)\breclaim|\bconsolidat|bin packing|higher priority")
 _SCHED_REASONS = {"Unschedulable", "FailedScheduling", "NotReady", "Pipelined", "NonPreemptibleOverQuota", "OverLimit"}
 _SCHED_TEXT = re.compile(
     r"(?i)\d+/\d+ nodes are available|insufficient (?:nvidia\.com/gpu|cpu|memory)|over quota|quota has reached|"
@@ -190,7 +199,11 @@ def text_signals(
             )
         )
 
-    if _PREEMPT_TEXT.search(both) or reason in {"Preempted", "Preempting"}:
+    if (
+        _PREEMPT_TEXT.search(both)
+        or reason in {"Preempted", "Preempting"}
+        or (reason == "Evict" and _EVICT_PREEMPT_TEXT.search(message))
+    ):
         add(Kind.PREEMPTED)
     for m in _TERMINATED.finditer(message):
         is_init = bool(m.group(1))
@@ -210,11 +223,15 @@ def text_signals(
         add(Kind.IMAGE_PULL)
     if reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
         add(Kind.MOUNT_FAILED)
-    if reason in _START_ERROR_REASONS or _START_APP_TEXT.search(both) or _NODE_RUNTIME_TEXT.search(both):
-        if _NODE_RUNTIME_TEXT.search(both):
-            add(Kind.NODE_FAILURE)
-        elif reason in _START_ERROR_REASONS or _START_APP_TEXT.search(both):
-            add(Kind.START_ERROR_APP)
+    runtime_message = reason in _START_ERROR_REASONS or "OCI runtime" in message or "containerd" in message
+    if _NODE_GPU_TEXT.search(both):
+        add(Kind.NODE_FAILURE)
+    elif _START_APP_TEXT.search(both):
+        add(Kind.START_ERROR_APP)
+    elif runtime_message and _NODE_RUNTIME_TEXT.search(both):
+        add(Kind.NODE_FAILURE)
+    elif reason in _START_ERROR_REASONS:
+        add(Kind.START_ERROR_APP)
     if reason in _NODE_REASONS or _NODE_TEXT.search(both):
         add(Kind.NODE_FAILURE)
     if reason == "Evicted" and not _NODE_TEXT.search(both) and not any(s.kind == Kind.PREEMPTED for s in out):
@@ -382,6 +399,12 @@ def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
                     node=name,
                 )
             )
+        elif cond.get("status") == "True" and _NODE_GPU_TEXT.search(
+            f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}"
+        ):
+            out.append(Signal(Kind.NODE_FAILURE, text=f"{cond.get('type')}=True: {cond.get('message', '')}",
+                              source=source, at=parse_time(cond.get("lastTransitionTime")), node=name,
+                              reason=cond.get("reason")))
         elif cond.get("type") in {"MemoryPressure", "DiskPressure", "PIDPressure"} and cond.get("status") == "True":
             out.append(
                 Signal(
@@ -412,6 +435,11 @@ def log_error_lines(text: str, limit: int = 6) -> list[str]:
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     hits = [ln for ln in lines if _LOG_ERROR.search(ln) and not ln.lower().startswith("traceback")]
     return hits[-limit:]
+
+
+def gpu_hardware_in_log(text: str) -> bool:
+    """Whether a log names a GPU hardware fault (Xid, fallen off the bus, ECC, unspecified launch failure)."""
+    return bool(_NODE_GPU_TEXT.search(text) or re.search(r"(?i)unspecified launch failure", text))
 
 
 def log_signals(text: str, *, source: str, pod: str, container: str) -> list[Signal]:
