@@ -63,3 +63,24 @@ def test_lookback(raw: str | None, expected: timedelta) -> None:
 def test_bad_lookback(raw: str) -> None:
     with pytest.raises(QuestionError):
         parse_lookback(raw)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "project", "intent"),
+    [
+        ("vit-b won't start (project nlp)", "vit-b", "nlp", "current"),
+        ("why won't gpt-small start? project nlp", "gpt-small", "nlp", "current"),
+        ("why did `gpt-small` fail in project nlp?", "gpt-small", "nlp", "terminal"),
+        ("why did gpt-small fail in the nlp project?", "gpt-small", "nlp", "terminal"),
+        ("gpt-small (project nlp) failed", "gpt-small", "nlp", "terminal"),
+        ("why did the workload gpt-small in nlp fail", "gpt-small", None, "terminal"),
+    ],
+)
+def test_more_phrasings(text: str, name: str, project: str | None, intent: str) -> None:
+    q = parse_text(text)
+    assert (q.workload_name, q.project, q.effective_intent()) == (name, project, intent)
+
+
+def test_cluster_named_without_the_word_cluster_is_only_a_hint() -> None:
+    q = parse_text("why did stg-run fail on dgx-staging in project nlp?")
+    assert q.cluster is None and q.cluster_hint == "dgx-staging"

@@ -484,3 +484,82 @@ async def test_running_with_restarts_seen_only_in_tier2_is_in_scope_for_a_curren
     )
     report, _ = await diagnose(healthy, intent="current", text="why is train-7 crashing?")
     assert report.outcome == Outcome.ASK_PAST_RUN
+
+
+async def test_exec_format_error_wrapped_by_the_runtime_is_the_programs_fault(diagnose: Diagnose) -> None:
+    msg = (
+        "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: "
+        'runc create failed: unable to start container process: exec: "/workspace/run.sh": exec format error: unknown'
+    )
+    history = b.failed_history("x", event_message=msg, event_reason="Failed")
+    report, _ = await diagnose(b.snapshot(b.entry(b.workload(), history=history)))
+    assert report.category == Category.CRASH_APP_ERROR
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Pod runai-nlp/train-7-0-0 was preempted and rescheduled due to bin packing (resource consolidation) procedure",
+        "Pod runai-nlp/train-7-0-0 was reclaimed by project genai to get back its deserved quota",
+    ],
+)
+async def test_scheduler_evictions_for_reclaim_or_consolidation_route_out(diagnose: Diagnose, message: str) -> None:
+    history = [
+        *b.failed_history(""),
+        b.event("Evict", message, b.ago(minutes=62), kind="PodGroup", type_="Normal", source="runai-scheduler"),
+    ]
+    report, _ = await diagnose(b.snapshot(b.entry(b.workload(), history=history)))
+    assert report.outcome == Outcome.ROUTE_PREEMPTED
+
+
+async def test_gang_eviction_is_not_preemption(diagnose: Diagnose) -> None:
+    msg = "Workload doesn't meet the minimum required number of pods (2), evicting remaining pod: runai-nlp/train-7-0-0"
+    history = [*b.failed_history(""), b.event("Evict", msg, b.ago(minutes=62), kind="PodGroup", type_="Normal")]
+    report, _ = await diagnose(b.snapshot(b.entry(b.workload(), history=history)))
+    assert report.outcome != Outcome.ROUTE_PREEMPTED
+
+
+async def test_tier2_disruption_target_preemption_explains_a_signal_exit(diagnose: Diagnose) -> None:
+    msg = "Pod runai-nlp/train-7-0-0 failed: container train-7 terminated with reason Error (exit code 143)"
+    pod = b.k8s_pod(state=b.terminated(143))
+    pod["status"]["conditions"] = [
+        {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": "Kubernetes Scheduler: preempting to accommodate a higher priority pod",
+            "lastTransitionTime": b.ago(minutes=62),
+        }
+    ]
+    kube = {"pods": [pod], "events": [], "nodes": [b.node()], "logs": []}
+    snap = b.snapshot(b.entry(b.workload(), history=b.failed_history("x", event_message=msg)), kubernetes=kube)
+    report, _ = await diagnose(snap)
+    assert report.outcome == Outcome.ROUTE_PREEMPTED
+
+
+async def test_init_crash_loop_names_the_init_container(diagnose: Diagnose) -> None:
+    history = [b.phase_update("Creating", b.ago(minutes=30)), b.phase_update("Initializing", b.ago(minutes=29))]
+    history += [
+        b.event(
+            "BackOff",
+            "Back-off restarting failed container download-weights in pod train-7-0-0_runai-nlp(u)",
+            b.ago(minutes=20 - i),
+        )
+        for i in range(3)
+    ]
+    snap = b.snapshot(
+        b.entry(b.workload(phase="Initializing"), history=history, pods=[b.pod(k8s_phase="Init:CrashLoopBackOff")])
+    )
+    report, _ = await diagnose(snap, intent="current")
+    assert report.category == Category.INIT_FAILED
+    assert "download-weights" in render_text(report)
+
+
+async def test_deleted_terminal_match_beats_a_live_running_one_for_a_terminal_question(diagnose: Diagnose) -> None:
+    msg = "Pod x failed: container train-7 terminated with reason OOMKilled (exit code 137)"
+    deleted = b.workload(phase="Failed", phaseMessage=msg, deletedAt=b.ago(hours=2), phaseUpdatedAt=b.ago(hours=3))
+    live = b.workload(phase="Running", phaseUpdatedAt=b.ago(hours=1), type="Workspace")
+    snap = b.snapshot(b.entry(live, pods=[b.pod(k8s_phase="Running")]), b.entry(deleted, history=b.failed_history(msg)))
+    report, _ = await diagnose(snap)
+    assert report.identity is not None and report.identity.workload_id == deleted["id"]
+    assert report.category == Category.OOM_KILLED
