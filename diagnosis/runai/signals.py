@@ -341,40 +341,16 @@ def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
     if status.get("reason") or status.get("message"):
         out += text_signals(status.get("reason"), status.get("message"), source=source, at=None, pod=name, node=node)
     for cond in status.get("conditions") or []:
-        if cond.get("type") == "DisruptionTarget" and cond.get("status") == "True":
-            reason = cond.get("reason") or ""
-            if reason.startswith("Preemption"):
-                out.append(
-                    Signal(
-                        Kind.PREEMPTED,
-                        text=f"{reason}: {cond.get('message', '')}",
-                        source=source,
-                        at=parse_time(cond.get("lastTransitionTime")),
-                        pod=name,
-                        reason=reason,
-                        node=node,
-                    )
-                )
-            elif reason in {"DeletionByTaintManager", "TerminationByKubelet"}:
-                out += text_signals(
-                    reason,
-                    cond.get("message"),
-                    source=source,
-                    at=parse_time(cond.get("lastTransitionTime")),
-                    pod=name,
-                    node=node,
-                )
-                out.append(
-                    Signal(
-                        Kind.NODE_FAILURE,
-                        text=f"{reason}: {cond.get('message', '')}",
-                        source=source,
-                        at=parse_time(cond.get("lastTransitionTime")),
-                        pod=name,
-                        reason=reason,
-                        node=node,
-                    )
-                )
+        if cond.get("type") != "DisruptionTarget" or cond.get("status") != "True":
+            continue
+        reason = cond.get("reason") or ""
+        at = parse_time(cond.get("lastTransitionTime"))
+        text = f"{reason}: {cond.get('message', '')}"
+        if reason.startswith("Preemption"):
+            out.append(Signal(Kind.PREEMPTED, text=text, source=source, at=at, pod=name, reason=reason, node=node))
+        elif reason in {"DeletionByTaintManager", "TerminationByKubelet"}:
+            out += text_signals(reason, cond.get("message"), source=source, at=at, pod=name, node=node)
+            out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=at, pod=name, reason=reason, node=node))
     for init, key in ((True, "initContainerStatuses"), (False, "containerStatuses")):
         for cs in status.get(key) or []:
             for state_key in ("state", "lastState"):
