@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +22,7 @@ from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
 import typer
+from pydantic import ValidationError
 
 from diagnosis.answer import Backends, BackendUnavailable, answer
 from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
@@ -94,13 +97,20 @@ def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tu
         try:
             runai = RunaiConfig.from_env()
         except ConfigError as exc:
-            errors.append(str(exc))
+            if any(os.environ.get(n) for n in ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET")):
+                errors.append(str(exc))
         try:
             osmo = OsmoConfig.from_env()
-        except ConfigError:
-            pass
+        except ConfigError as exc:
+            if any(os.environ.get(n) for n in ("OSMO_URL", "OSMO_TOKEN")):
+                errors.append(str(exc))
+        if errors:
+            raise ConfigError(errors[0])
         if runai is None and osmo is None:
-            raise ConfigError(errors[0] if errors else "no backend configured")
+            raise ConfigError(
+                "no backend configured: set RUNAI_BASE_URL, RUNAI_CLIENT_ID and RUNAI_CLIENT_SECRET (Run:ai) "
+                "or OSMO_URL and OSMO_TOKEN (OSMO), or use --snapshot FILE to run on the sandbox"
+            )
         yield Backends(runai=runai, kube=kube, osmo=osmo), {}
         return
     from sandbox.server import Sandbox, load_snapshot
@@ -120,12 +130,20 @@ def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tu
         if now is not None:
             fixed: datetime = now
             backends.now = lambda: fixed
-        yield backends, dict(snapshot.get("ask") or {})
+        ask = snapshot.get("ask")
+        if ask is not None and not isinstance(ask, dict):
+            raise UserError(f"snapshot {snapshot_path}: 'ask' must be an object")
+        yield backends, dict(ask or {})
 
 
 def build_question(options: Question, ask: dict[str, Any]) -> Question:
     """Explicit options win, then the snapshot's ``ask`` keys, then what the text names."""
-    base = Question.model_validate({k: v for k, v in ask.items() if v is not None})
+    try:
+        base = Question.model_validate({k: v for k, v in ask.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise UserError(f"the question is invalid: ask.{where}: {first.get('msg')}") from None
     question = options.merged(base)
     parsed = parse_text(question.text)
     question = question.merged(parsed)
@@ -202,6 +220,8 @@ def sandbox(
     from sandbox.server import Sandbox, load_snapshot
 
     def run() -> None:
+        # SIGTERM ends the sandbox like Ctrl-C does, so the temporary kubeconfig is removed.
+        signal.signal(signal.SIGTERM, lambda signum, frame: (_ for _ in ()).throw(KeyboardInterrupt()))
         snap = load_snapshot(snapshot)
         with Sandbox(snap, latency=latency_ms / 1000, port=port) as sb:
             typer.echo(f"sandbox serving {snapshot} at {sb.url}")

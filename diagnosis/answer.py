@@ -62,12 +62,18 @@ async def answer(question: Question, backends: Backends) -> Report:
     system = backends.system_for(question)
     if system == "osmo":
         if backends.osmo is None:
-            raise ConfigError("OSMO is not configured: set OSMO_URL and OSMO_TOKEN")
+            raise ConfigError(
+                "OSMO is not configured: set OSMO_URL and OSMO_TOKEN "
+                "(with --snapshot, the snapshot needs an 'osmo' section)"
+            )
         from diagnosis.osmo.procedure import answer_osmo
 
         return await answer_osmo(question, backends.osmo, now=backends.now())
     if backends.runai is None:
-        raise ConfigError("Run:ai is not configured: set RUNAI_BASE_URL, RUNAI_CLIENT_ID and RUNAI_CLIENT_SECRET")
+        raise ConfigError(
+            "Run:ai is not configured: set RUNAI_BASE_URL, RUNAI_CLIENT_ID and RUNAI_CLIENT_SECRET "
+            "(with --snapshot, the snapshot needs a 'runai' section)"
+        )
     from diagnosis.runai.procedure import diagnose_runai
 
     return await diagnose_runai(question, backends.runai, backends.kube, now=backends.now())

@@ -9,6 +9,7 @@ The diagnosis core never imports this package.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import fnmatch
 import json
 import os
@@ -275,7 +276,15 @@ class Sandbox:
             with os.fdopen(fd, "w") as fh:
                 json.dump(doc, fh)
             self._kubeconfig = path
+            atexit.register(_remove_quietly, path)  # also when stop() is never called
         return self._kubeconfig
 
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

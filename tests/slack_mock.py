@@ -433,7 +433,8 @@ def buttons_of(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- a bot answering OSMO questions from a sandbox (additive: OSMO and watch tests) -------------------
 
-OSMO_CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "osmo"
+# Copies of the shared cases the tests use, so the suite runs without ../shared beside the checkout.
+OSMO_CASES = Path(__file__).resolve().parent / "fixtures" / "cases" / "osmo"
 
 
 def osmo_snapshot(case: str) -> dict[str, Any]:

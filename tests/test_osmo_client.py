@@ -24,7 +24,7 @@ from diagnosis.render import render_text
 from diagnosis.report import Category, Outcome
 from sandbox.server import Sandbox
 
-CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "osmo"
+CASES = Path(__file__).resolve().parent / "fixtures" / "cases" / "osmo"
 NOW = datetime(2026, 11, 28, 16, 0, tzinfo=UTC)
 
 

@@ -36,7 +36,7 @@ from tests.slack_mock import (
     thread_message,
 )
 
-CASES = Path(__file__).resolve().parents[2] / "shared" / "cases" / "runai"
+CASES = Path(__file__).resolve().parent / "fixtures" / "cases" / "runai"
 ALICE = "U0ALICE01"
 MALLORY = "U0MALLORY"
 EVE = "U0EVE0001"

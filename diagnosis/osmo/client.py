@@ -38,6 +38,9 @@ TOKEN_PATH = "/api/auth/jwt/access_token"
 TOKEN_MARGIN_S = 30.0
 STREAM_DEADLINE_S = 5.0  # the OSMO skill's 5 s log-command timeout (§6)
 STREAM_MAX_BYTES = 256 * 1024
+# A live stream sends its backlog at once and then waits for new lines: stop after this long without
+# a byte (the wall-clock deadline still bounds the whole read).
+STREAM_IDLE_S = 1.5
 
 
 class OsmoApiError(RuntimeError):
@@ -64,7 +67,8 @@ class StreamText:
 
     ``text``: decoded UTF-8 (invalid bytes replaced); ``bytes_read``: bytes kept; ``truncated``:
     the stream was cut before its end; ``reason``: ``"deadline"`` (wall-clock, ``deadline_s``),
-    ``"byte cap"`` (``max_bytes``) or ``"read error"``; None when the stream ended by itself.
+    ``"idle"`` (open but silent for ``idle_s``), ``"byte cap"`` (``max_bytes``) or ``"read error"``;
+    None when the stream ended by itself.
     """
 
     text: str
@@ -73,6 +77,7 @@ class StreamText:
     reason: str | None = None
     deadline_s: float = STREAM_DEADLINE_S
     max_bytes: int = STREAM_MAX_BYTES
+    idle_s: float = STREAM_IDLE_S
 
     def cut_note(self, what: str) -> str | None:
         """A sentence saying that ``what`` was cut and why, or None when complete."""
@@ -80,6 +85,11 @@ class StreamText:
             return None
         if self.reason == "byte cap":
             why = f"it reached the {self.max_bytes // 1024} KiB cap"
+        elif self.reason == "idle":
+            why = (
+                f"the stream was still open but sent nothing more for {self.idle_s:g} s "
+                "(a live workflow's stream never ends)"
+            )
         elif self.reason == "deadline":
             why = (
                 f"the stream was still open after {self.deadline_s:g} s (a live workflow's stream never ends)"
@@ -117,6 +127,7 @@ class OsmoClient:
         retry: RetryPolicy | None = None,
         stream_deadline_s: float = STREAM_DEADLINE_S,
         stream_max_bytes: int = STREAM_MAX_BYTES,
+        stream_idle_s: float = STREAM_IDLE_S,
         clock: Any = time.time,
     ) -> None:
         self.config = config
@@ -128,6 +139,7 @@ class OsmoClient:
             inner=inner,
         )
         self.stream_deadline_s = stream_deadline_s
+        self.stream_idle_s = stream_idle_s
         self.stream_max_bytes = stream_max_bytes
         self._clock = clock
         self._jwt: str | None = None
@@ -270,9 +282,18 @@ class OsmoClient:
                     await r.aread()
                     code, message = _message(r)
                     raise OsmoApiError(r.status_code, path, message or code)
+                idle = min(self.stream_idle_s, deadline)
                 try:
                     async with asyncio.timeout(deadline):
-                        async for chunk in r.aiter_raw():
+                        body = r.aiter_raw().__aiter__()
+                        while True:
+                            try:
+                                chunk = await asyncio.wait_for(anext(body), idle)
+                            except StopAsyncIteration:
+                                break
+                            except TimeoutError:
+                                reason = "idle"
+                                break
                             if size + len(chunk) >= cap:
                                 chunks.append(chunk[: cap - size])
                                 size = cap
@@ -292,6 +313,7 @@ class OsmoClient:
                 reason=reason,
                 deadline_s=deadline,
                 max_bytes=cap,
+                idle_s=idle,
             )
         raise AssertionError("unreachable")
 

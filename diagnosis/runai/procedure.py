@@ -21,7 +21,7 @@ from diagnosis.answer import BackendUnavailable
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.http import ReadOnlyViolation
 from diagnosis.k8s import Tier2Evidence, Tier2Source, in_thread
-from diagnosis.question import Question
+from diagnosis.question import UUID_RE, Question
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
@@ -199,6 +199,10 @@ class Diagnosis:
         q = self.question
         clusters: list[Cluster] | None = None
         cluster_id = (q.cluster_id or "").strip() or None
+        if cluster_id is not None and not UUID_RE.fullmatch(cluster_id):
+            # A name where an id was expected (``cluster=dgx-prod``): resolve it by exact name, never guess.
+            q = self.question = q.model_copy(update={"cluster": cluster_id, "cluster_id": None})
+            cluster_id = None
         if cluster_id is None and (q.cluster or q.cluster_hint):
             clusters = await asyncio.wait_for(self.client.list_clusters(), self.deadline.remaining())
             name = q.cluster or q.cluster_hint
@@ -230,7 +234,7 @@ class Diagnosis:
             try:
                 workload = await asyncio.wait_for(self.client.get_workload(q.workload_id), self.deadline.remaining())
             except NotFoundError:
-                return self.builder().not_found(q, cluster_id, by_id=True)
+                return await self.not_found(q, cluster_id, by_id=True)
             candidates = [workload]
         else:
             filters = [f"name=={q.workload_name}", f"projectName=={q.project}", f"clusterId=={cluster_id}"]
@@ -244,7 +248,7 @@ class Diagnosis:
                 )
                 candidates += [w for w in deleted if w.name == q.workload_name]
             if not candidates:
-                return self.builder().not_found(q, cluster_id, by_id=False)
+                return await self.not_found(q, cluster_id, by_id=False)
 
         selected, tier1 = await self.select(candidates, q.effective_intent())
         if selected is None:
@@ -266,6 +270,21 @@ class Diagnosis:
         if tier1 is None:
             tier1 = await self.collect(workload)
         return await self.diagnose(workload, tier1)
+
+    async def not_found(self, q: Question, cluster_id: str, by_id: bool) -> Report:
+        """Nothing matched: if the cluster id itself is unknown, say so and ask for the cluster instead."""
+        try:
+            clusters = await asyncio.wait_for(self.client.list_clusters(), self.deadline.remaining())
+        except (ApiError, httpx.HTTPError, TimeoutError):
+            clusters = None
+        if clusters is not None and clusters and not any(c.uuid == cluster_id for c in clusters):
+            return self.builder().needs_input(
+                q,
+                ["cluster"],
+                f"There is no cluster with id {cluster_id}. Which cluster is it on? Give the cluster name or id.",
+                [Choice(label=c.name or c.uuid, field="cluster_id", value=c.uuid) for c in clusters[:10]],
+            )
+        return self.builder().not_found(q, cluster_id, by_id=by_id)
 
     async def select(self, candidates: list[Workload], intent: str) -> tuple[Workload | None, Tier1 | None]:
         """Option B selection by intent (spec Step 1.1; FORMAT.md "Questions")."""
