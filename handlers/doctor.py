@@ -553,7 +553,7 @@ class Doctor:
         phase = (ident.phase or "").lower() if ident else ""
         data = report.model_dump(mode="json")
         if ident is not None and ident.cluster_id and ident.workload_id and phase in TERMINAL_PHASES:
-            stamp = str(getattr(ident, "phase_updated_at", None) or "unknown")
+            stamp = ident.phase_updated_at.isoformat() if ident.phase_updated_at else "unknown"
             key = ("report", ident.cluster_id, ident.workload_id, stamp)
             if await self.store.put_json(key, data, CACHE_TERMINAL_TTL):
                 pointer = {"key": list(key)}
