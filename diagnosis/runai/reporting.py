@@ -7,6 +7,7 @@ Requested or limited memory is never presented as a measured peak.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
     from diagnosis.runai.procedure import Tier1
 
 MAX_EVIDENCE = 14
+_IMAGE_REF = re.compile(r'(?i)(?:pull(?:ing)?|back-off pulling) image "([^"]+)"')
+_MISSING_OBJECT = re.compile(
+    r'(?i)(?:persistentvolumeclaims?|secrets?|configmaps?)\s+"[^"]+"\s+not\s+found|couldn\'t find key \S+ in \S+ \S+'
+)
 LOG_EXCERPT_LINES = 20
 
 _NEXT_ACTIONS: dict[Category, str] = {
@@ -102,6 +107,7 @@ class ReportBuilder:
     links: list[Link] = field(default_factory=list)
     excerpts: list[Excerpt] = field(default_factory=list)
     rec: Recurrence | None = None
+    limit_raw: str | None = None
 
     # -- parts ----------------------------------------------------------------------------------------
 
@@ -207,6 +213,7 @@ class ReportBuilder:
                 limit_bytes = int(max(v for _, v in values))
                 limit_raw = str(limit_bytes)
                 limit_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_LIMIT_BYTES)"
+        self.limit_raw = limit_raw
         if limit_raw and limit_bytes is not None:
             self.add("memory limit (the OOM ceiling)", f"{limit_raw} = {bytes_text(limit_bytes)}", limit_src)
         elif limit_raw:
@@ -270,6 +277,32 @@ class ReportBuilder:
             self.excerpts.append(Excerpt(title=f"Last {len(lines)} log lines", text="\n".join(lines), source=best[1]))
         elif not any(g.what.startswith("logs") for g in self.gaps):
             self.gap("container logs", "no log could be read (the container may never have run)")
+
+    def headline_detail(
+        self, cat: Category, primary: Sequence[Signal], explain: Sequence[Signal], exit_codes: Sequence[int]
+    ) -> str:
+        """The concrete cause for the verdict sentence: the limit, the image, the missing object, the error line."""
+        texts = " ".join(s.text for s in primary)
+        if cat == Category.OOM_KILLED and self.limit_raw:
+            return f"its memory limit is {self.limit_raw}"
+        if cat == Category.IMAGE_PULL_FAILED:
+            m = _IMAGE_REF.search(texts)
+            return f'image "{m.group(1)}"' if m else ""
+        if cat == Category.DATASOURCE_MOUNT_FAILED:
+            m = _MISSING_OBJECT.search(texts)
+            return m.group(0) if m else ""
+        if cat == Category.INIT_FAILED:
+            containers = sorted({s.container for s in primary if s.container and s.init} or
+                                {s.container for s in primary if s.container})
+            what = f"init container {', '.join(containers)}" if containers else "an init container"
+            codes = f" exited with code {', '.join(str(c) for c in exit_codes)}" if exit_codes else " failed"
+            lines = [s for s in explain if s.container in containers]
+            return what + codes + (f"; its log ends with `{_short(lines[-1].text, 160)}`" if lines else "")
+        if cat == Category.CRASH_APP_ERROR and explain:
+            return f"the log ends with `{_short(explain[-1].text, 160)}`"
+        if cat == Category.CRASH_APP_ERROR and exit_codes:
+            return f"exit code {', '.join(str(c) for c in exit_codes)}"
+        return ""
 
     # -- finished reports ---------------------------------------------------------------------------
 
@@ -449,6 +482,10 @@ class ReportBuilder:
             )
         elif cat == Category.NODE_FAILURE and nodes:
             headline = f"{name} failed because its node {', '.join(sorted(set(nodes)))} failed."
+        liveness = any(s.kind == Kind.LIVENESS_KILL for s in primary)
+        detail = "" if liveness else self.headline_detail(cat, primary, explain, exit_codes)
+        if detail:
+            headline = headline.rstrip(".") + f": {detail}."
         next_action = _NEXT_ACTIONS[cat]
         if cat == Category.UNKNOWN and pod_name and namespace:
             next_action = next_action.replace("<pod>", pod_name).replace("<namespace>", namespace)
