@@ -185,12 +185,7 @@ class Store:
                 self._failed("get", exc)
                 return None
             self._ok()
-        if raw is None:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
+        return _decode(raw)
 
     async def put_json(self, parts: tuple[str, ...], value: Any, ttl: int) -> bool:
         key = self.key(*parts)
@@ -230,12 +225,7 @@ class Store:
                 self._failed("getdel", exc)
                 return None
             self._ok()
-        if raw is None:
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
+        return _decode(raw)
 
     # -- watches ----------------------------------------------------------------------------------
 
@@ -367,3 +357,13 @@ class Store:
                 await self.redis.aclose()
             except _ERRORS:
                 pass
+
+
+def _decode(raw: str | None) -> Any:
+    """JSON from Redis, or None when absent or not JSON (a corrupt entry is treated as missing)."""
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
