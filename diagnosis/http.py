@@ -33,7 +33,6 @@ from tenacity import (
     RetryCallState,
     retry_if_exception_type,
     retry_if_result,
-    stop_after_attempt,
     wait_exponential_jitter,
 )
 
@@ -42,6 +41,8 @@ from diagnosis.redact import sanitize
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: Statuses that say "try again later" (overload, gateway, unavailable): retried longer than a plain 500.
+TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 READ_METHODS = frozenset({"GET"})
 RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
     httpx.ConnectError,
@@ -72,10 +73,16 @@ class RequestRecord:
 
 @dataclass
 class RetryPolicy:
-    """Retry settings: ``attempts`` in total (>= 1), backoff in seconds, ``Retry-After`` capped at
-    ``max_retry_after`` seconds; ``sleep`` is injectable for tests."""
+    """Retry settings: ``attempts`` in total (>= 1) for a 500; ``transient_attempts`` for 429/502/503/504,
+    connect errors and timeouts (FORMAT.md: at least 3); exponential backoff with jitter in seconds;
+    ``Retry-After`` capped at ``max_retry_after`` seconds; ``sleep`` is injectable for tests."""
+
+    def limit_for(self, status: int | None) -> int:
+        """How many attempts a request that ended with ``status`` (None: a transport error) gets."""
+        return self.transient_attempts if status is None or status in TRANSIENT_STATUSES else self.attempts
 
     attempts: int = 3
+    transient_attempts: int = 5
     initial_backoff: float = 0.2
     max_backoff: float = 2.0
     max_retry_after: float = 10.0
@@ -159,13 +166,18 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 self._record(request, None, time.perf_counter() - t0, attempt, started, type(exc).__name__)
                 raise
             self._record(request, response.status_code, time.perf_counter() - t0, attempt, started, None)
-            if response.status_code in RETRY_STATUSES and attempt < self.retry.attempts:
+            if response.status_code in RETRY_STATUSES and attempt < self.retry.limit_for(response.status_code):
                 await response.aread()
                 await response.aclose()
             return response
 
+        def stop(state: RetryCallState) -> bool:
+            outcome = state.outcome
+            status = None if outcome is None or outcome.failed else outcome.result().status_code
+            return state.attempt_number >= self.retry.limit_for(status)
+
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.retry.attempts),
+            stop=stop,
             wait=wait,
             retry=retry_if_exception_type(RETRYABLE_ERRORS)
             | retry_if_result(lambda r: r.status_code in RETRY_STATUSES),

@@ -59,13 +59,14 @@ async def test_retries_then_succeeds(status: int) -> None:
     assert [rec.status for rec in transport.records] == [status, status, 200]
 
 
-async def test_gives_up_after_the_attempts_and_returns_the_last_status() -> None:
-    inner = Recorder([503, 503, 503, 503])
+@pytest.mark.parametrize(("status", "attempts"), [(500, 3), (503, 5), (429, 5)])
+async def test_gives_up_after_the_attempts_and_returns_the_last_status(status: int, attempts: int) -> None:
+    inner = Recorder([status] * 9)
     transport = GuardedTransport(inner=inner, retry=FAST)
     async with httpx.AsyncClient(transport=transport, base_url="http://runai") as client:
         r = await client.get("/x")
-    assert r.status_code == 503
-    assert len(inner.seen) == 3
+    assert r.status_code == status
+    assert len(inner.seen) == attempts
 
 
 async def test_client_errors_are_not_retried() -> None:

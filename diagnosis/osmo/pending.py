@@ -162,7 +162,7 @@ def capacity(n: PendingNumbers) -> Outcome | None:
 
 def fragmentation(n: PendingNumbers) -> Outcome | None:
     """Rule 4: no single node of the pool has one task's ask free."""
-    if n.task_ask is None or n.largest_node_free is None:
+    if n.task_ask is None or n.largest_node_free is None or n.total_free is None:
         return None
     return Outcome.PENDING_FRAGMENTATION if n.largest_node_free < n.task_ask else None
 

@@ -573,6 +573,12 @@ def waiting_group(wf: Workflow) -> Group | None:
     return None
 
 
+def pool_node_free_total(nodes: list[NodeResources], pool: str) -> int | None:
+    """Free GPUs summed over the nodes of ``pool`` (from ``/api/resources``); None when no node is known."""
+    frees = [f for n in nodes if (f := n.gpu_free(pool)) is not None]
+    return sum(frees) if frees else None
+
+
 def largest_node_free(nodes: list[NodeResources], pool: str) -> int | None:
     """Max free GPUs on one node of ``pool`` (nodes of other pools excluded); None when no node is known."""
     frees = [f for n in nodes if (f := n.gpu_free(pool)) is not None]
@@ -615,6 +621,10 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
         gaps.items.append(Gap(what=f"pool {pool} in GET /api/pool_quota", why="the pool is not listed"))
     usage = pool_info.resource_usage if pool_info else None
     largest = largest_node_free(nodes, pool) if nodes is not None and pool else None
+    total_free = usage.total_free if usage else None
+    if total_free is None and nodes is not None and pool:
+        # Without the pool's quota figures, the physical free GPUs are still the sum over its nodes.
+        total_free = pool_node_free_total(nodes, pool)
     translations = translate_events(parse_events(events or ""))
     numbers = PendingNumbers(
         pool=pool,
@@ -625,7 +635,7 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
         task_ask=task_ask,
         quota_free=usage.quota_free if usage else None,
         quota_limit=usage.quota_limit if usage else None,
-        total_free=usage.total_free if usage else None,
+        total_free=total_free,
         total_capacity=usage.total_capacity if usage else None,
         largest_node_free=largest,
         translations=tuple(translations),

@@ -516,7 +516,8 @@ class Diagnosis:
 
         # Step 3: recurrence in the lookback.
         occ = rec.occurrences(tier1.history.value or [], tier1.all_events(), self.cutoff)
-        diagnosed_at = end or self.now
+        # A failure still in progress (crash loop, pull back-off) dates from its latest direct signal.
+        diagnosed_at = end or max((s.at for s in finding.signals if s.at), default=self.now)
         times = [
             t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= self.cutoff or t == diagnosed_at
         ]

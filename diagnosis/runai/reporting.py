@@ -88,9 +88,19 @@ _HEADLINES: dict[Category, str] = {
 }
 
 
-def _short(text: str, limit: int = 400) -> str:
+def _short(text: str, limit: int = 700) -> str:
+    """Whitespace folded; a long text keeps its head and its tail (where kubelet messages put the cause)."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 5
+    return text[:head] + " … " + text[-(limit - head - 3) :]
+
+
+def _cause(text: str) -> str:
+    """The last clause of a runtime message ("...: not found", "...: 401 Unauthorized")."""
+    tail = text.rstrip(" .").rsplit(": ", 1)[-1].strip()
+    return _short(tail, 160)
 
 
 @dataclass
@@ -287,10 +297,14 @@ class ReportBuilder:
             return f"its memory limit is {self.limit_raw}"
         if cat == Category.IMAGE_PULL_FAILED:
             m = _IMAGE_REF.search(texts)
-            return f'image "{m.group(1)}"' if m else ""
+            pulls = [s.text for s in primary if _IMAGE_REF.search(s.text) and "Back-off" not in s.text]
+            cause = _cause(pulls[-1]) if pulls else ""
+            if m:
+                return f'image "{m.group(1)}"' + (f" ({cause})" if cause and cause not in m.group(1) else "")
+            return cause
         if cat == Category.DATASOURCE_MOUNT_FAILED:
             m = _MISSING_OBJECT.search(texts)
-            return m.group(0) if m else ""
+            return m.group(0) if m else (_cause(primary[-1].text) if primary else "")
         if cat == Category.INIT_FAILED:
             containers = sorted({s.container for s in primary if s.container and s.init} or
                                 {s.container for s in primary if s.container})
