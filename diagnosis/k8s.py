@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -218,3 +220,30 @@ class Tier2Source:
             raise
         except Exception as exc:
             return (None, _why(exc))
+
+
+_SOURCES: OrderedDict[tuple[str | None, float, bool], Tier2Source] = OrderedDict()
+_SOURCES_MAX = 4
+
+
+async def shared_source(config: KubeConfig) -> Tier2Source:
+    """A process-wide :class:`Tier2Source` per kubeconfig (file path and modification time): loading a
+    kubeconfig and building a client costs milliseconds of CPU that every diagnosis would otherwise repeat.
+    Raises what loading the configuration raises."""
+    mtime = 0.0
+    if config.kubeconfig:
+        try:
+            mtime = os.stat(config.kubeconfig).st_mtime
+        except OSError:
+            mtime = -1.0
+    key = (config.kubeconfig, mtime, config.in_cluster)
+    source = _SOURCES.get(key)
+    if source is None:
+        source = await in_thread(Tier2Source, config)
+        _SOURCES[key] = source
+        while len(_SOURCES) > _SOURCES_MAX:
+            _, old = _SOURCES.popitem(last=False)
+            old.close()
+    else:
+        _SOURCES.move_to_end(key)
+    return source

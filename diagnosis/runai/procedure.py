@@ -20,7 +20,7 @@ import httpx
 from diagnosis.answer import BackendUnavailable
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.http import ReadOnlyViolation
-from diagnosis.k8s import Tier2Evidence, Tier2Source, in_thread
+from diagnosis.k8s import Tier2Evidence, shared_source
 from diagnosis.question import UUID_RE, Question
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
@@ -622,7 +622,7 @@ class Diagnosis:
         if finding is not None and finding.category == Category.NODE_FAILURE:
             node = next((s.node for s in finding.signals if s.node), None) or (pod.node_name if pod else None)
         try:
-            source = await in_thread(Tier2Source, self.kube)
+            source = await shared_source(self.kube)
         except Exception as exc:
             b_gap.append(
                 Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}")
@@ -648,8 +648,6 @@ class Diagnosis:
         except TimeoutError:
             b_gap.append(Gap(what="Tier 2 evidence", why="timed out (diagnosis deadline)"))
             return None
-        finally:
-            source.close()
 
     def tier2_signals(self, t2: Tier2Evidence) -> list[Signal]:
         out: list[Signal] = []
