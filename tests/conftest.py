@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from diagnosis.answer import Backends, answer
 from diagnosis.config import KubeConfig, OsmoConfig, RunaiConfig
@@ -14,6 +16,7 @@ from diagnosis.question import Question
 from diagnosis.report import Report
 from diagnosis.units import parse_time
 from sandbox.server import Sandbox
+from tests.slack_mock import REDIS_URL, SlackMock
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -59,3 +62,22 @@ def diagnose() -> Diagnose:
         return report, sandbox
 
     return run
+
+
+@pytest.fixture
+def slack() -> Iterator[SlackMock]:
+    """A local mock of the Slack Web API on an ephemeral port, recording every call."""
+    mock = SlackMock().start()
+    yield mock
+    mock.stop()
+
+
+@pytest.fixture
+def prefix() -> Iterator[str]:
+    """A Redis key prefix of this test's own; its keys are deleted afterwards."""
+    p = f"wdtest:{uuid.uuid4().hex[:12]}:"
+    yield p
+    r = redis.Redis.from_url(REDIS_URL)
+    for key in r.scan_iter(match=p + "*"):
+        r.delete(key)
+    r.close()

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import redis
 
 from bot.app import build_bot, http_app
@@ -52,23 +51,6 @@ POLICY = Policy.from_dict(
         "channels": {CHAN: {"cluster": "dgx-prod"}},
     }
 )
-
-
-@pytest.fixture
-def slack() -> Any:
-    mock = SlackMock().start()
-    yield mock
-    mock.stop()
-
-
-@pytest.fixture
-def prefix() -> Any:
-    p = f"wdtest:{uuid.uuid4().hex[:12]}:"
-    yield p
-    r = redis.Redis.from_url(REDIS_URL)
-    for key in r.scan_iter(match=p + "*"):
-        r.delete(key)
-    r.close()
 
 
 @contextlib.asynccontextmanager

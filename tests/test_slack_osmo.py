@@ -5,40 +5,21 @@ the mock Slack Web API and must keep the Block Kit budget, the escaping and the 
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import redis
 
 import sandbox.osmo
 from handlers.blocks import violations
 from sandbox.server import Sandbox
-from tests.slack_mock import REDIS_URL, SlackMock, mention, osmo_bot, osmo_snapshot
+from tests.slack_mock import SlackMock, mention, osmo_bot, osmo_snapshot
 
 ALICE = "U0ALICE01"
 CHAN = "C0CHAN001"
 WORKFLOW = "warehouse-sdg-render-33"
 GRAFANA_NA = "The Grafana resource usage link is not available for this workflow."
 DASHBOARD_NA = "The Kubernetes dashboard link is not available for this workflow."
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackMock]:
-    mock = SlackMock().start()
-    yield mock
-    mock.stop()
-
-
-@pytest.fixture
-def prefix() -> Iterator[str]:
-    p = f"wdtest:{uuid.uuid4().hex[:12]}:"
-    yield p
-    r = redis.Redis.from_url(REDIS_URL)
-    for key in r.scan_iter(match=p + "*"):
-        r.delete(key)
-    r.close()
 
 
 @pytest.fixture

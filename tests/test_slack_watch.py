@@ -9,7 +9,6 @@ Every watch interval is scaled down (``watch_scale``); nothing here asserts a ti
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,23 +36,6 @@ EVE = "U0EVE0001"  # no access rule
 CHAN = "C0CHAN001"
 WORKFLOW = "warehouse-sdg-render-33"
 POLICY = Policy.from_dict({"groups": {"ml": [ALICE]}, "access": [{"who": ["@ml"]}]})
-
-
-@pytest.fixture
-def slack() -> Iterator[SlackMock]:
-    mock = SlackMock().start()
-    yield mock
-    mock.stop()
-
-
-@pytest.fixture
-def prefix() -> Iterator[str]:
-    p = f"wdtest:{uuid.uuid4().hex[:12]}:"
-    yield p
-    r = redis.Redis.from_url(REDIS_URL)
-    for key in r.scan_iter(match=p + "*"):
-        r.delete(key)
-    r.close()
 
 
 @pytest.fixture
