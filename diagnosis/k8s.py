@@ -101,6 +101,7 @@ class Tier2Source:
             k8s_config.load_kube_config(config_file=config.kubeconfig, client_configuration=cfg)
         else:
             k8s_config.load_incluster_config(client_configuration=cfg)
+        cfg.connection_pool_maxsize = 32  # one client serves concurrent diagnoses (the executor's 32 threads)
         cfg.retries = urllib3.Retry(
             total=3,
             backoff_factor=0.2,

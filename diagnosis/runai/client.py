@@ -69,6 +69,9 @@ def _jwt_exp(token: str) -> float | None:
 
 #: Process-wide token cache: (base_url, client_id) -> (token, expires epoch seconds). Tokens are never logged.
 _TOKENS: dict[tuple[str, str], tuple[str, float]] = {}
+#: Process-wide cluster lists: base_url -> (monotonic expiry, clusters).
+_CLUSTERS: dict[str, tuple[float, list[Cluster]]] = {}
+CLUSTERS_TTL = 300.0
 
 
 class RunaiClient:
@@ -242,10 +245,18 @@ class RunaiClient:
         return WorkloadSpec.model_validate(await self.get_json(path))
 
     async def list_clusters(self) -> list[Cluster]:
-        """``GET /api/v1/clusters`` (a bare array; ``{"clusters": [...]}`` is tolerated)."""
+        """``GET /api/v1/clusters`` (a bare array; ``{"clusters": [...]}`` is tolerated).
+
+        Cached per control plane for :data:`CLUSTERS_TTL` seconds: clusters change rarely, and a
+        question naming its cluster would otherwise read the list twice."""
+        cached = _CLUSTERS.get(self.config.base_url)
+        if cached is not None and time.monotonic() < cached[0]:
+            return list(cached[1])
         body = await self.get_json("/api/v1/clusters")
         items = body.get("clusters", []) if isinstance(body, dict) else body
-        return [Cluster.model_validate(c) for c in items or []]
+        clusters = [Cluster.model_validate(c) for c in items or []]
+        _CLUSTERS[self.config.base_url] = (time.monotonic() + CLUSTERS_TTL, clusters)
+        return list(clusters)
 
     async def list_projects(self, name: str, cluster_id: str) -> list[Project]:
         """``GET /api/v1/org-unit/projects`` filtered by exact name and cluster."""

@@ -333,10 +333,13 @@ class Diagnosis:
             fetch("submitted spec", f"GET {spec_path}", c.get_spec(workload.type, wid), d),
             fetch("metrics", f"GET {base}/metrics", c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
             fetch("clusters", "GET /api/v1/clusters", c.list_clusters(), d),
+            # The project is read only to find the namespace when the workload does not name it.
             fetch(
                 "project",
                 "GET /api/v1/org-unit/projects",
-                c.list_projects(workload.project_name or "", workload.cluster_id or ""),
+                c.list_projects(workload.project_name or "", workload.cluster_id or "")
+                if not workload.namespace
+                else _nothing(),
                 d,
             ),
         )
@@ -670,6 +673,10 @@ class Diagnosis:
             name = (t2.node.get("metadata") or {}).get("name")
             out += node_signals(t2.node, source=f"kubectl describe node {name}")
         return out
+
+
+async def _nothing() -> list[Project]:
+    return []
 
 
 def _missing_question(q: Question, missing: list[str]) -> str:
