@@ -69,9 +69,7 @@ def _jwt_exp(token: str) -> float | None:
 
 #: Process-wide token cache: (base_url, client_id) -> (token, expires epoch seconds). Tokens are never logged.
 _TOKENS: dict[tuple[str, str], tuple[str, float]] = {}
-#: Process-wide cluster lists: base_url -> (monotonic expiry, clusters).
-_CLUSTERS: dict[str, tuple[float, list[Cluster]]] = {}
-CLUSTERS_TTL = 300.0
+
 
 
 class RunaiClient:
@@ -99,6 +97,7 @@ class RunaiClient:
         self._token: str | None = cached[0] if cached else None
         self._token_expires = cached[1] if cached else 0.0
         self._token_lock = asyncio.Lock()
+        self._clusters: list[Cluster] | None = None
 
     @property
     def transport_log(self) -> GuardedTransport:
@@ -247,16 +246,13 @@ class RunaiClient:
     async def list_clusters(self) -> list[Cluster]:
         """``GET /api/v1/clusters`` (a bare array; ``{"clusters": [...]}`` is tolerated).
 
-        Cached per control plane for :data:`CLUSTERS_TTL` seconds: clusters change rarely, and a
-        question naming its cluster would otherwise read the list twice."""
-        cached = _CLUSTERS.get(self.config.base_url)
-        if cached is not None and time.monotonic() < cached[0]:
-            return list(cached[1])
-        body = await self.get_json("/api/v1/clusters")
-        items = body.get("clusters", []) if isinstance(body, dict) else body
-        clusters = [Cluster.model_validate(c) for c in items or []]
-        _CLUSTERS[self.config.base_url] = (time.monotonic() + CLUSTERS_TTL, clusters)
-        return list(clusters)
+        Read once per client (one diagnosis): a question naming its cluster needs the list to resolve
+        the name and again for the report's identity."""
+        if self._clusters is None:
+            body = await self.get_json("/api/v1/clusters")
+            items = body.get("clusters", []) if isinstance(body, dict) else body
+            self._clusters = [Cluster.model_validate(c) for c in items or []]
+        return list(self._clusters)
 
     async def list_projects(self, name: str, cluster_id: str) -> list[Project]:
         """``GET /api/v1/org-unit/projects`` filtered by exact name and cluster."""
