@@ -60,6 +60,12 @@ class _Fault:
     error: str | None = None
 
 
+class _Server(ThreadingHTTPServer):
+    """A listen backlog for many concurrent clients (the default 5 drops SYNs: 1 s retransmits)."""
+
+    request_queue_size = 256
+
+
 @dataclass
 class SlackMock:
     calls: list[Call] = field(default_factory=list)
@@ -68,7 +74,7 @@ class SlackMock:
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
     _ts: Any = field(default_factory=lambda: itertools.count(1))
-    _server: ThreadingHTTPServer | None = None
+    _server: _Server | None = None
     _thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -97,7 +103,7 @@ class SlackMock:
 
             do_PUT = do_POST
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="slack-mock", daemon=True)
