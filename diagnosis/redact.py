@@ -83,6 +83,8 @@ _SLACK_SPECIAL: list[tuple[re.Pattern[str], str]] = [
 
 def defang_slack(text: str) -> str:
     """Replace Slack broadcast/user/group mention syntax with a harmless marker."""
+    if "<" not in text:
+        return text
     for pattern, repl in _SLACK_SPECIAL:
         text = pattern.sub(repl, text)
     return text
@@ -95,8 +97,17 @@ def strip_control(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+# Every pattern above needs one of these; a string without any is returned as it is (most evidence).
+_TRIGGER = re.compile(
+    r"(?i)secret|token|passw|pwd|api[_-]?key|access[_-]?key|private|://\S*@|eyJ|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|"
+    r"ANVA|AIPA|BEGIN|bearer|basic|xox|xapp|gh[pousr]_|github_pat|AIza|sk-|hf_|nvapi-|[A-Za-z0-9/+]{40}"
+)
+
+
 def redact(text: str) -> str:
     """Replace credentials in ``text`` with ``[REDACTED]``; other text is unchanged."""
+    if not _TRIGGER.search(text):
+        return text
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
     return text
