@@ -15,6 +15,7 @@ says where the rest went.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -533,5 +534,14 @@ def blocks_to_text(blocks: list[dict[str, Any]]) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
+_EMOJI = re.compile(r"(?<![\w:]):[a-z][a-z0-9_+-]*:(?![\w:])\s?")
+_BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
+_ITALIC = re.compile(r"(?<![\w_])_\(([^\n]+?)\)_(?![\w_])")
+
+
 def _unmrkdwn(text: str) -> str:
+    """mrkdwn to plain terminal text: no emoji codes, no bold/italic markers, entities decoded."""
+    text = _EMOJI.sub("", text)
+    text = _BOLD.sub(r"\1", text)
+    text = _ITALIC.sub(r"(\1)", text)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
