@@ -313,7 +313,6 @@ async def test_overflow_goes_to_thread_and_upload_through_the_app(tmp_path: Path
 def test_terminal_twin_drops_mrkdwn_markers_but_keeps_times() -> None:
     from handlers.blocks import blocks_to_text
 
-    text = blocks_to_text(
-        [{"type": "section", "text": {"type": "mrkdwn", "text": ":hourglass: *Evidence* at 12:00:00 _(GET /x)_ &lt;b&gt;"}}]
-    )
+    mrkdwn = ":hourglass: *Evidence* at 12:00:00 _(GET /x)_ &lt;b&gt;"
+    text = blocks_to_text([{"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn}}])
     assert text.strip() == "Evidence at 12:00:00 (GET /x) <b>"
