@@ -1,7 +1,9 @@
 """Settings of the diagnosis core, read from the environment (every external endpoint is a setting).
 
 ``RUNAI_BASE_URL``, ``RUNAI_CLIENT_ID``, ``RUNAI_CLIENT_SECRET``, ``RUNAI_CONSOLE_URL`` (links;
-defaults to the base URL), ``KUBECONFIG`` (Tier 2; optional), ``OSMO_URL``, ``OSMO_TOKEN``,
+defaults to the base URL), ``RUNAI_WORKLOAD_URL_TEMPLATE`` (a deep link to one workload in your
+console, e.g. ``https://acme.run.ai/workloads/{workload_id}``; without it only the console is linked),
+``KUBECONFIG`` (Tier 2; optional), ``OSMO_URL``, ``OSMO_TOKEN``,
 ``WD_REQUEST_TIMEOUT`` (seconds per request, default 10), ``WD_DEADLINE`` (seconds per
 diagnosis, default 60).
 """
@@ -40,6 +42,7 @@ class RunaiConfig:
     console_url: str
     request_timeout: float = 10.0
     deadline: float = 60.0
+    workload_url_template: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RunaiConfig:
@@ -58,6 +61,7 @@ class RunaiConfig:
             client_id=env["RUNAI_CLIENT_ID"],
             client_secret=env["RUNAI_CLIENT_SECRET"],
             console_url=(env.get("RUNAI_CONSOLE_URL") or base).rstrip("/"),
+            workload_url_template=env.get("RUNAI_WORKLOAD_URL_TEMPLATE") or None,
             request_timeout=_float(env, "WD_REQUEST_TIMEOUT", 10.0),
             deadline=_float(env, "WD_DEADLINE", 60.0),
         )

@@ -191,7 +191,12 @@ class Diagnosis:
         return self.now - self.lookback
 
     def builder(self) -> ReportBuilder:
-        return ReportBuilder(now=self.now, lookback=self.lookback, console_url=self.config.console_url)
+        return ReportBuilder(
+            now=self.now,
+            lookback=self.lookback,
+            console_url=self.config.console_url,
+            workload_url_template=self.config.workload_url_template,
+        )
 
     # -- Step 1: parameters and resolution ----------------------------------------------------------
 

@@ -110,6 +110,7 @@ class ReportBuilder:
     now: datetime
     lookback: timedelta
     console_url: str
+    workload_url_template: str | None = None
     identity: Identity | None = None
     evidence: list[EvidenceItem] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
@@ -147,8 +148,14 @@ class ReportBuilder:
             phase=workload.phase,
             phase_updated_at=workload.phase_updated_at,
         )
-        self.links.append(Link(label="Run:ai workload", url=f"{self.console_url}/workloads/{workload.id}"))
-        self.links.append(Link(label="Run:ai workloads", url=f"{self.console_url}/workloads"))
+        # No console route is invented: a deep link only from the configured template.
+        if self.workload_url_template:
+            url = self.workload_url_template.replace("{workload_id}", workload.id).replace(
+                "{cluster_id}", workload.cluster_id or ""
+            )
+            self.links.append(Link(label="Run:ai workload", url=url))
+        label = f"Run:ai console (Workload manager, workload {workload.name})"
+        self.links.append(Link(label=label, url=self.console_url))
 
     def recurrence(self, category: Category, times: list[datetime]) -> None:
         self.rec = Recurrence(
