@@ -330,16 +330,6 @@ class Store:
         self._ok()
         return bool(renewed)
 
-    async def lease_holder(self, watch_id: str) -> str | None:
-        key = self.key("watchlease", watch_id)
-        if self.redis is None:
-            return self.memory.get(key)
-        try:
-            return _text(await self.redis.get(key))
-        except _ERRORS as exc:
-            self._failed("watch lease", exc)
-            return None
-
     async def release_lease(self, watch_id: str, owner: str) -> None:
         key = self.key("watchlease", watch_id)
         if self.memory.get(key) == owner:

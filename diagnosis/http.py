@@ -119,7 +119,6 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     """Read-only guard + retries + request log around ``inner`` (an httpx async transport).
 
     ``allowed_post_paths`` are the exact URL paths that may receive POST (token exchanges).
-    ``on_request`` is called with each :class:`RequestRecord`.
     """
 
     inner: httpx.AsyncBaseTransport = field(
@@ -127,7 +126,6 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     )
     allowed_post_paths: frozenset[str] = frozenset()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
-    on_request: Callable[[RequestRecord], None] | None = None
     records: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=2000))
 
     def check(self, request: httpx.Request) -> None:
@@ -208,8 +206,6 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 seconds,
                 attempt,
             )
-        if self.on_request is not None:
-            self.on_request(record)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -151,13 +151,6 @@ class Budget:
     def fits(self, block: dict[str, Any]) -> bool:
         return self.blocks + 1 <= self.max_blocks and self.chars + block_chars(block) <= self.max_chars
 
-    def take(self, block: dict[str, Any]) -> bool:
-        if not self.fits(block):
-            return False
-        self.blocks += 1
-        self.chars += block_chars(block)
-        return True
-
     def reserve(self, blocks: int, chars: int) -> None:
         self.blocks += blocks
         self.chars += chars

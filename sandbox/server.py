@@ -17,7 +17,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,7 +124,6 @@ def json_error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"code": status, "message": message}, status_code=status)
 
 
-RouteFactory = Callable[[SandboxState], list[BaseRoute]]
 
 
 def build_app(state: SandboxState) -> Starlette:
@@ -280,7 +279,6 @@ class Sandbox:
         return self._kubeconfig
 
 
-Handler = Callable[[Request], Awaitable[Response]]
 
 
 def _remove_quietly(path: str) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from diagnosis.config import OsmoConfig
-from diagnosis.http import GuardedTransport, RetryPolicy, make_client
+from diagnosis.http import RetryPolicy, make_client
 from diagnosis.osmo.models import NodeResources, PoolQuota, TaskRequest, Workflow, WorkflowList
 
 TOKEN_PATH = "/api/auth/jwt/access_token"
@@ -146,10 +146,6 @@ class OsmoClient:
         self._jwt_refresh_at = 0.0
         self._lock = asyncio.Lock()
         self.exchanges = 0
-
-    @property
-    def transport_log(self) -> GuardedTransport:
-        return self.transport
 
     async def __aenter__(self) -> OsmoClient:
         return self

@@ -20,7 +20,6 @@ from diagnosis.units import parse_time
 ALIVE_STATUSES = frozenset({"PENDING", "RUNNING", "WAITING"})
 # TaskGroupStatus.in_queue (§4.2): tasks/groups waiting to be scheduled (WAITING = for upstream).
 QUEUED_TASK_STATUSES = frozenset({"SUBMITTING", "PROCESSING", "SCHEDULING", "PENDING"})
-HIGH_PRIORITIES = frozenset({"HIGH", "NORMAL"})
 
 
 def is_terminal(status: str | None) -> bool:
@@ -117,9 +116,6 @@ class Workflow(_Timed):
     @property
     def tasks(self) -> list[Task]:
         return [t for g in self.groups for t in g.tasks]
-
-    def group_of(self, task_name: str) -> Group | None:
-        return next((g for g in self.groups if any(t.name == task_name for t in g.tasks)), None)
 
 
 class ListEntry(_Timed):

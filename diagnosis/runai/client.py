@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from diagnosis.config import RunaiConfig
-from diagnosis.http import GuardedTransport, RetryPolicy, make_client
+from diagnosis.http import RetryPolicy, make_client
 from diagnosis.runai.models import (
     Cluster,
     Event,
@@ -98,10 +98,6 @@ class RunaiClient:
         self._token_expires = cached[1] if cached else 0.0
         self._token_lock = asyncio.Lock()
         self._clusters: list[Cluster] | None = None
-
-    @property
-    def transport_log(self) -> GuardedTransport:
-        return self.transport
 
     async def __aenter__(self) -> RunaiClient:
         return self

@@ -59,22 +59,6 @@ METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_
 RUN_START_PHASES = frozenset({"Creating", "Resuming"})
 FINAL_WINDOW = timedelta(minutes=10)
 ACTIVE_PHASES = frozenset({"Running", "Pending", "Initializing", "Creating", "Degraded"})
-POD_FAILED_PHASES = frozenset(
-    {
-        "Failed",
-        "Error",
-        "OOMKilled",
-        "CrashLoopBackOff",
-        "ImagePullBackOff",
-        "ErrImagePull",
-        "Init:Error",
-        "Init:CrashLoopBackOff",
-        "ContainerCreating",
-        "CreateContainerConfigError",
-        "Terminating",
-        "Unknown",
-    }
-)
 
 
 @dataclass

@@ -453,7 +453,6 @@ class ReportBuilder:
         cat = finding.category
         primary = list(finding.signals)
         explain = [s for s in final if s.kind == Kind.LOG_ERROR]
-        self.evidence[:0] = []
         head: list[EvidenceItem] = []
         saved, self.evidence = self.evidence, head
         self.signal_evidence(primary)
