@@ -154,6 +154,15 @@ class Tier2Source:
         """``GET /api/v1/nodes/{name}`` as a dict."""
         return await in_thread(self._json, self.core.read_node, name)
 
+    async def add_node(self, evidence: Tier2Evidence, name: str) -> None:
+        """Read node ``name`` into ``evidence`` (a failure is recorded there, never raised)."""
+        try:
+            evidence.node = await self.read_node(name)
+        except ReadOnlyViolation:
+            raise
+        except Exception as exc:
+            evidence.failures.append(Tier2Failure(f"node {name}", _why(exc)))
+
     async def collect(
         self,
         namespace: str,

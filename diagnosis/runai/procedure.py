@@ -8,11 +8,12 @@ classify again -> report. Every failed fetch becomes a named :class:`~diagnosis.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -53,6 +54,7 @@ from diagnosis.runai.signals import (
 from diagnosis.units import parse_time
 
 log = logging.getLogger(__name__)
+_EPOCH = datetime.min.replace(tzinfo=UTC)
 T = TypeVar("T")
 
 METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_REQUEST_BYTES"]
@@ -88,8 +90,10 @@ class Tier1:
     clusters: Fetched[list[Cluster]]
     projects: Fetched[list[Project]]
 
+    @functools.cached_property
     def all_events(self) -> list[Event]:
-        """Events of the events endpoint and of history, deduplicated by id (or time+reason+message)."""
+        """Events of the events endpoint and of history, deduplicated by id (or time+reason+message),
+        oldest first (events without a time first). Computed once per diagnosis."""
         seen: set[tuple[Any, ...]] = set()
         out: list[Event] = []
         from_history = [r.spec.event for r in self.history.value or [] if r.spec.event is not None]
@@ -99,10 +103,7 @@ class Tier1:
                 continue
             seen.add(key)
             out.append(ev)
-        return sorted(
-            out,
-            key=lambda e: e.created_at or datetime.min.replace(tzinfo=e.created_at.tzinfo if e.created_at else None),
-        )
+        return sorted(out, key=lambda e: e.created_at or _EPOCH)
 
 
 def _describe_error(exc: BaseException) -> str:
@@ -154,8 +155,6 @@ async def diagnose_runai(question: Question, config: RunaiConfig, kube: KubeConf
         try:
             return await Diagnosis(question, client, kube, now, lookback, deadline, config).run()
         except (ApiError, httpx.HTTPError, TimeoutError) as exc:
-            if isinstance(exc, ApiError) and exc.status == 404:
-                raise
             raise BackendUnavailable(f"Run:ai at {config.base_url} did not answer: {_describe_error(exc)}") from exc
 
 
@@ -402,7 +401,7 @@ class Diagnosis:
                     None, pu.phase_message, source=hist_src + " (phase update)", at=ts, label=f"phase update {pu.phase}"
                 )
         ev_src = f"GET /api/v1/workloads/{workload.id}/events"
-        for ev in tier1.all_events():
+        for ev in tier1.all_events:
             if start is not None and ev.created_at is not None and ev.created_at < start:
                 continue
             pod_name = ev.involved_object.name if ev.involved_object and ev.involved_object.kind == "Pod" else None
@@ -440,8 +439,6 @@ class Diagnosis:
         for fetched in (tier1.pods, tier1.history, tier1.events, tier1.spec, tier1.metrics):
             if not fetched.ok:
                 b.gap(fetched.what, f"{fetched.why} [{fetched.path}]")
-        if tier1.events.ok and tier1.events.value is None:
-            b.gap("events", "events: null (fetch failure, not proof of no events); used history instead")
         if not tier1.events.ok and tier1.history.ok:
             b.note(
                 "The events call failed; that is not proof that no events occurred. History events were used instead."
@@ -507,7 +504,7 @@ class Diagnosis:
             finding = cls.unknown(final, tier2_available=tier2 is not None)
 
         # Step 3: recurrence in the lookback.
-        occ = rec.occurrences(tier1.history.value or [], tier1.all_events(), self.cutoff)
+        occ = rec.occurrences(tier1.history.value or [], tier1.all_events, self.cutoff)
         # A failure still in progress (crash loop, pull back-off) dates from its latest direct signal.
         diagnosed_at = end or max((s.at for s in finding.signals if s.at), default=self.now)
         times = [
@@ -526,7 +523,7 @@ class Diagnosis:
         if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
             b.memory(workload, tier1, tier2)
         pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final)[0]
-        namespace = tier2.namespace if tier2 is not None else await self.namespace(workload, tier1)
+        namespace = tier2.namespace if tier2 is not None else self.namespace(workload, tier1)
         return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
 
     @staticmethod
@@ -588,7 +585,8 @@ class Diagnosis:
         named = [s.pod for s in signals if s.pod]
         return (named[-1], None) if named else (None, None)
 
-    async def namespace(self, workload: Workload, tier1: Tier1) -> str | None:
+    @staticmethod
+    def namespace(workload: Workload, tier1: Tier1) -> str | None:
         """``workload.namespace``, else the project's ``status.namespace``, else ``runai-<project>`` (spec fallback)."""
         if workload.namespace:
             return workload.namespace
@@ -603,7 +601,7 @@ class Diagnosis:
         self, workload: Workload, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]
     ) -> Tier2Evidence | None:
         pod_name, pod = self.diagnosed_pod(tier1, finding, signals)
-        namespace = await self.namespace(workload, tier1)
+        namespace = self.namespace(workload, tier1)
         b_gap = self.gaps
         if pod_name is None or namespace is None:
             b_gap.append(
@@ -630,12 +628,7 @@ class Diagnosis:
                 t2 = self.tier2_signals(evidence)
                 gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
                 if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in t2)):
-                    try:
-                        evidence.node = await asyncio.wait_for(source.read_node(pod_node), self.deadline.remaining())
-                    except Exception as exc:
-                        from diagnosis.k8s import Tier2Failure, _why
-
-                        evidence.failures.append(Tier2Failure(f"node {pod_node}", _why(exc)))
+                    await asyncio.wait_for(source.add_node(evidence, pod_node), self.deadline.remaining())
             return evidence
         except TimeoutError:
             b_gap.append(Gap(what="Tier 2 evidence", why="timed out (diagnosis deadline)"))
