@@ -327,38 +327,43 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             return None
         return pools
 
-    async def pool_quota(request: Request) -> Response:
-        refused = denied(request)
-        if refused is not None:
-            return refused
-        data = osmo.get("pool_quota")
-        if data is None:
-            return osmo_error(500, "Internal server error: pool quota is unavailable")
-        pools = wanted_pools(request)
+    def section(key: str, what: str) -> Any:
+        """A handler serving ``osmo[key]`` to an authorized caller (500 when null), filtered by ``pools``."""
+
+        def wrap(render: Any) -> Any:
+            async def handler(request: Request) -> Response:
+                refused = denied(request)
+                if refused is not None:
+                    return refused
+                data = osmo.get(key)
+                if data is None:
+                    return osmo_error(500, f"Internal server error: {what} unavailable")
+                return JSONResponse(render(data, wanted_pools(request)))
+
+            return handler
+
+        return wrap
+
+    @section("pool_quota", "pool quota is")
+    def pool_quota(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
         if pools is None:
-            return JSONResponse(data)
+            return data
         node_sets = []
         for ns in data.get("node_sets") or []:
             kept = [p for p in ns.get("pools") or [] if p.get("name") in pools]
             if kept:
                 node_sets.append({**ns, "pools": kept})
-        return JSONResponse({**data, "node_sets": node_sets})
+        return {**data, "node_sets": node_sets}
 
-    async def pool_list(request: Request) -> Response:
-        refused = denied(request)
-        if refused is not None:
-            return refused
-        data = osmo.get("pool_quota")
-        if data is None:
-            return osmo_error(500, "Internal server error: pools are unavailable")
-        pools = wanted_pools(request)
+    @section("pool_quota", "pools are")
+    def pool_list(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
         out = {
             p["name"]: {k: v for k, v in p.items() if k != "resource_usage"}
             for ns in data.get("node_sets") or []
             for p in ns.get("pools") or []
             if p.get("name") and (pools is None or p["name"] in pools)
         }
-        return JSONResponse({"pools": out})
+        return {"pools": out}
 
     def node_pools(node: dict[str, Any]) -> set[str]:
         names = set((node.get("platform_allocatable_fields") or {}).keys())
@@ -367,18 +372,12 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         names |= {str(item).split("/", 1)[0] for item in ([raw] if isinstance(raw, str) else raw)}
         return names
 
-    async def resources(request: Request) -> Response:
-        refused = denied(request)
-        if refused is not None:
-            return refused
-        data = osmo.get("resources")
-        if data is None:
-            return osmo_error(500, "Internal server error: resources are unavailable")
-        pools = wanted_pools(request)
+    @section("resources", "resources are")
+    def resources(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
         nodes = data.get("resources") or []
         if pools is not None:
             nodes = [n for n in nodes if node_pools(n) & pools]
-        return JSONResponse({**data, "resources": nodes})
+        return {**data, "resources": nodes}
 
     wf = "/api/workflow/{workflow_id}"
     return [
