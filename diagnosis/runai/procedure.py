@@ -168,6 +168,7 @@ class Diagnosis:
     deadline: Deadline
     config: RunaiConfig
     gaps: list[Gap] = field(default_factory=list)
+    t2_signals: list[Signal] = field(default_factory=list)  # signals of the (one) Tier 2 read
 
     @property
     def cutoff(self) -> datetime:
@@ -471,7 +472,7 @@ class Diagnosis:
             # running) or the person asked about a current symptom.
             if phase in {"Pending", "Initializing", "Creating", "Running"} and self.tier1_is_thin(tier1):
                 tier2 = await self.tier2(workload, tier1, None, signals)
-            t2 = self.tier2_signals(tier2) if tier2 is not None else []
+            t2 = self.t2_signals if tier2 is not None else []
             if not t2 or not self.symptom_confirmed(phase, signals + t2):
                 usable = cls.drop_superseded(signals)
                 if phase == "Pending":
@@ -485,7 +486,7 @@ class Diagnosis:
         if tier2 is None and self.needs_tier2(finding, final):
             tier2 = await self.tier2(workload, tier1, finding, signals)
         if tier2 is not None:
-            t2 = self.tier2_signals(tier2)
+            t2 = self.t2_signals
             # Tier 2 can name the sender of a signal exit: a preemption routes out (spec Step 1.4).
             t2_preempted = [s for s in t2 if s.kind == Kind.PREEMPTED]
             if t2_preempted:
@@ -623,12 +624,14 @@ class Diagnosis:
             evidence = await asyncio.wait_for(
                 source.collect(namespace, pod_name, containers, node), self.deadline.remaining()
             )
+            signals = self.tier2_signals(evidence)
             if evidence.pod is not None and node is None:
                 pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
-                t2 = self.tier2_signals(evidence)
                 gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
-                if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in t2)):
+                if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in signals)):
                     await asyncio.wait_for(source.add_node(evidence, pod_node), self.deadline.remaining())
+                    signals = self.tier2_signals(evidence)
+            self.t2_signals = signals
             return evidence
         except TimeoutError:
             b_gap.append(Gap(what="Tier 2 evidence", why="timed out (diagnosis deadline)"))
