@@ -194,3 +194,14 @@ def test_explain_and_list() -> None:
     assert "WANDB_PROJECT" in text and "grasp-act" not in text  # names, never values
     report, _ = run_case(snap, Question(text="list recent workflows", kind="osmo_list"))
     assert report.tables and report.tables[0].columns[:4] == ["Workflow ID", "Pool", "Status", "Duration"]
+
+
+def test_missing_pool_quota_falls_back_to_node_totals_not_fragmentation() -> None:
+    """pool_quota answers 500: the physical free GPUs come from the pool's nodes, so a short pool is capacity."""
+    snap = copy.deepcopy(case("osmo-pending-capacity"))
+    snap["osmo"]["pool_quota"] = None
+    report, _ = run_case(snap)
+    text = render_text(report)
+    assert report.outcome == Outcome.PENDING_CAPACITY
+    assert "free GPUs summed over the nodes of h100-research" in text
+    assert any("pool quota" in g.what for g in report.gaps)

@@ -691,6 +691,14 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
                 source=qsrc,
             ),
         ]
+    if usage is None and total_free is not None:
+        evidence.append(
+            EvidenceItem(
+                label=f"free GPUs summed over the nodes of {pool} (pool quota unavailable)",
+                value=str(total_free),
+                source=f"GET /api/resources?pools={pool}",
+            )
+        )
     if largest is not None:
         evidence.append(
             EvidenceItem(
