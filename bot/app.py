@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -39,6 +40,7 @@ from bot.settings import Settings
 from bot.state import Store
 from bot.tasks import TaskTracker
 from diagnosis.answer import Backends, preload
+from diagnosis.http import close_shared_connections, share_connections
 from handlers import listeners, middleware
 from handlers.doctor import AnswerFn, Doctor
 from handlers.slack_surface import SlackSurface
@@ -71,7 +73,14 @@ class Bot:
     watches: Watches
 
     async def start(self) -> None:
-        """Resume the active watches no live replica holds, then keep sweeping for orphaned ones."""
+        """Open the connection pools (Slack Web API; Run:ai and OSMO), resume the active watches no live
+        replica holds, then keep sweeping for orphaned ones."""
+        client = self.app.client
+        if client.session is None or client.session.closed:
+            # one pool for every Web API call (Bolt hands it to each request's client); without it
+            # slack_sdk opens a session and a connection per call
+            client.session = aiohttp.ClientSession(trust_env=client.trust_env_in_session)
+        share_connections()  # Run:ai and OSMO connections reused across diagnoses
         try:
             resumed = await self.watches.resume()
         except Exception:
@@ -88,6 +97,10 @@ class Bot:
         if cancelled:
             log.warning("%d diagnosis task(s) cancelled at shutdown", cancelled)
         await self.store.close()
+        session = self.app.client.session
+        if session is not None and not session.closed:
+            await session.close()
+        await close_shared_connections()
 
 
 def build_bot(

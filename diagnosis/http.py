@@ -11,6 +11,11 @@
    status, seconds, attempt) for evidence citations, benchmarks and tests.
 
 The clients then read like the API reference: one method per endpoint, no retry loops.
+
+A long-running process (the bot) calls :func:`share_connections` in its event loop: every client made in
+that loop from then on borrows one aiohttp-backed connection pool (``httpx_aiohttp``), so connections and
+TLS sessions to the Run:ai and OSMO APIs are reused across diagnoses instead of opened for each one,
+at about a quarter less CPU per request than a pool per client. The CLI keeps a pool per client.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import functools
 import logging
 import ssl
 import time
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -44,13 +50,12 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: Statuses that say "try again later" (overload, gateway, unavailable): retried longer than a plain 500.
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 READ_METHODS = frozenset({"GET"})
+#: Transport failures worth another attempt (reads and token exchanges are safe to repeat): every timeout,
+#: network error (connect, read, write, close) and a peer that broke the protocol.
 RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.ReadTimeout,
-    httpx.ReadError,
+    httpx.TimeoutException,
+    httpx.NetworkError,
     httpx.RemoteProtocolError,
-    httpx.PoolTimeout,
 )
 
 
@@ -218,6 +223,72 @@ def _last_outcome(state: RetryCallState) -> httpx.Response:
     return response
 
 
+def _as_httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
+    if isinstance(exc, TimeoutError):
+        return httpx.ReadTimeout(f"timed out: {type(exc).__name__}", request=request)
+    return httpx.RemoteProtocolError(f"{type(exc).__name__}: {exc}", request=request)
+
+
+class _Borrowed(httpx.AsyncBaseTransport):
+    """A client's handle on the shared pool: closing the client leaves the pool open. aiohttp errors that
+    ``httpx_aiohttp`` does not translate become httpx transport errors, so retries and gaps see one kind of
+    error whichever pool served the request (it translates body-read errors itself)."""
+
+    def __init__(self, pool: httpx.AsyncBaseTransport) -> None:
+        self.pool = pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        import aiohttp
+
+        try:
+            response = await self.pool.handle_async_request(request)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise _as_httpx_error(exc, request) from exc
+        return response
+
+    async def aclose(self) -> None:
+        pass
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTransport] = (
+    weakref.WeakKeyDictionary()
+)
+#: connections the shared pool keeps open at most (all hosts); more concurrent requests wait for one
+SHARED_POOL_CONNECTIONS = 200
+
+
+def share_connections() -> None:
+    """Open a shared pool for the running event loop: clients made in this loop from now on borrow it.
+
+    Raises ``RuntimeError`` outside a running loop. Close it with :func:`close_shared_connections`."""
+    loop = asyncio.get_running_loop()
+    if loop not in _POOLS:
+        from httpx_aiohttp import AiohttpTransport
+
+        _POOLS[loop] = AiohttpTransport(
+            verify=default_ssl_context(),
+            limits=httpx.Limits(max_connections=SHARED_POOL_CONNECTIONS, keepalive_expiry=30.0),
+        )
+
+
+async def close_shared_connections() -> None:
+    """Close the running loop's shared pool (the bot at shutdown); later clients get a pool of their own."""
+    pool = _POOLS.pop(asyncio.get_running_loop(), None)
+    if pool is not None:
+        await pool.aclose()
+
+
+def _inner_transport() -> httpx.AsyncBaseTransport:
+    """The running loop's shared pool when :func:`share_connections` opened one, else a pool of its own."""
+    try:
+        pool = _POOLS.get(asyncio.get_running_loop())
+    except RuntimeError:
+        pool = None
+    if pool is None:
+        return httpx.AsyncHTTPTransport(verify=default_ssl_context())
+    return _Borrowed(pool)
+
+
 def make_client(
     base_url: str,
     *,
@@ -233,7 +304,7 @@ def make_client(
     (whose ``records`` list is the request log).
     """
     transport = GuardedTransport(
-        inner=inner or httpx.AsyncHTTPTransport(verify=default_ssl_context()),
+        inner=inner or _inner_transport(),
         allowed_post_paths=frozenset(allowed_post_paths),
         retry=retry or RetryPolicy(),
     )

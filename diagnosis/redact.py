@@ -92,21 +92,31 @@ def defang_slack(text: str) -> str:
 
 def strip_control(text: str) -> str:
     """Remove terminal escape sequences and control characters; CR/CRLF become LF."""
+    if text.isascii() and text.isprintable():  # no escape, control character or CR: nothing to do
+        return text
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _ANSI.sub("", text)
     return _CONTROL.sub("", text)
 
 
-# Every pattern above needs one of these; a string without any is returned as it is (most evidence).
-_TRIGGER = re.compile(
-    r"(?i)secret|token|passw|pwd|api[_-]?key|access[_-]?key|private|://\S*@|eyJ|AKIA|ASIA|AGPA|AIDA|AROA|ANPA|"
-    r"ANVA|AIPA|BEGIN|bearer|basic|xox|xapp|gh[pousr]_|github_pat|AIza|sk-|hf_|nvapi-|[A-Za-z0-9/+]{40}"
+# Every pattern above needs one of these (lower-cased substrings, or the regex); a string without any is
+# returned as it is (most evidence). Substring tests are several times faster than one alternation regex.
+_TRIGGER_WORDS = (
+    "secret", "token", "passw", "pwd", "api_key", "api-key", "apikey", "access_key", "access-key", "accesskey",
+    "private", "eyj", "akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "begin", "bearer", "basic",
+    "xox", "xapp", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat", "aiza", "sk-", "hf_", "nvapi-",
 )
+_TRIGGER_RE = re.compile(r"://\S*@|[A-Za-z0-9/+]{40}")
+
+
+def _may_hold_credential(text: str) -> bool:
+    low = text.lower()
+    return any(word in low for word in _TRIGGER_WORDS) or _TRIGGER_RE.search(text) is not None
 
 
 def redact(text: str) -> str:
     """Replace credentials in ``text`` with ``[REDACTED]``; other text is unchanged."""
-    if not _TRIGGER.search(text):
+    if not _may_hold_credential(text):
         return text
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)

@@ -19,6 +19,7 @@ Where the messages go is a :class:`Surface` (Slack Web API, or the terminal).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -261,6 +262,8 @@ class Doctor:
         self.conversation_ttl = conversation_ttl
         #: starts "watch <workflow>" (``handlers.watch.Watches``); None: a watch is answered as a status
         self.watches: Any = None
+        #: diagnoses in progress by question key: identical questions asked meanwhile share one
+        self._in_flight: dict[str, asyncio.Task[Report]] = {}
 
     # -- entry points ------------------------------------------------------------------------
 
@@ -518,7 +521,28 @@ class Doctor:
     # -- the core, through the cache ------------------------------------------------------------
 
     async def _answer(self, question: Question, fresh: bool = False) -> Report:
+        """The report for ``question``: from the cache, or from the one diagnosis in progress for the same
+        question in this process (a channel asking about one failed workload at once costs the cluster's API
+        one diagnosis), or from a new one. ``fresh`` (a watch's status) skips the cache and never joins.
+        Raises what :func:`diagnosis.answer.answer` raises."""
         qkey = _question_key(question)
+        if fresh:
+            return await self._diagnose(qkey, question, fresh=True)
+        task = self._in_flight.get(qkey)
+        if task is None:
+            task = asyncio.ensure_future(self._diagnose(qkey, question))
+            self._in_flight[qkey] = task
+            task.add_done_callback(lambda done: self._forget(qkey, done))
+        # shielded: one asker cancelled (shutdown, a timeout) must not cancel the others' diagnosis
+        return await asyncio.shield(task)
+
+    def _forget(self, qkey: str, done: asyncio.Task[Report]) -> None:
+        if self._in_flight.get(qkey) is done:
+            del self._in_flight[qkey]
+        if not done.cancelled():
+            done.exception()  # retrieved: an error every asker already saw is not "never retrieved"
+
+    async def _diagnose(self, qkey: str, question: Question, fresh: bool = False) -> Report:
         cached = None if fresh else await self._cached(qkey, question)
         if cached is not None:
             return cached

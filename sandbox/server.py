@@ -83,6 +83,7 @@ class SeenRequest:
     status: int = 0
     started: float = 0.0  # time.monotonic() when the request arrived
     finished: float = 0.0  # time.monotonic() when the response started
+    client_port: int | None = None  # the caller's TCP port: one per connection (reuse is visible)
 
 
 @dataclass
@@ -124,8 +125,6 @@ def json_error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"code": status, "message": message}, status_code=status)
 
 
-
-
 def build_app(state: SandboxState) -> Starlette:
     """The Starlette app: recording + faults + latency middleware around the route modules."""
     from sandbox import k8s, osmo, runai
@@ -149,7 +148,11 @@ def build_app(state: SandboxState) -> Starlette:
             await app(scope, receive, send)
             return
         seen = SeenRequest(
-            scope["method"], scope["path"], scope.get("query_string", b"").decode("latin-1"), started=time.monotonic()
+            scope["method"],
+            scope["path"],
+            scope.get("query_string", b"").decode("latin-1"),
+            started=time.monotonic(),
+            client_port=(scope.get("client") or (None, None))[1],
         )
         with state.lock:
             state.requests.append(seen)

@@ -141,6 +141,20 @@ def test_kubernetes_client_refuses_non_get(tmp_path: object) -> None:
         ("HF_TOKEN: hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH"),
         ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"),
         ("slack xoxb-123456789012-abcdefghijkl", "xoxb-123456789012-abcdefghijkl"),
+        # every kind, in the cases people write them (the fast pre-check is case-insensitive)
+        ("AUTHORIZATION: BEARER abcdef1234567890abcdef", "abcdef1234567890abcdef"),
+        ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="),
+        ("X-Api-Key: Zx9Qw8Er7Ty6Ui5Op4", "Zx9Qw8Er7Ty6Ui5Op4"),
+        ("ACCESS_KEY=Zx9Qw8Er7Ty6Ui5Op4", "Zx9Qw8Er7Ty6Ui5Op4"),
+        ("Pwd: Zx9Qw8Er7Ty6", "Zx9Qw8Er7Ty6"),
+        ("socket xapp-1-A0123456789-abcdefghij", "xapp-1-A0123456789-abcdefghij"),
+        ("maps AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
+        ("openai sk-abcdefghijklmnopqrstuvwxyz012345", "sk-abcdefghijklmnopqrstuvwxyz012345"),
+        ("ngc nvapi-abcdefghijklmnopqrstuvwxyz012345", "nvapi-abcdefghijklmnopqrstuvwxyz012345"),
+        ("oauth gho_abcdefghijklmnopqrstuvwxyz0123456789", "gho_abcdefghijklmnopqrstuvwxyz0123456789"),
+        ("pat github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop"),
+        ("HTTPS://svc:Pa55w0rd-example@db.example.com/x", "Pa55w0rd-example"),
+        ("assumed ASIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE"),
     ],
 )
 def test_credentials_are_redacted(raw: str, secret: str) -> None:

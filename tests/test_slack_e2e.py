@@ -81,6 +81,7 @@ async def running(
     with backends_for(str(path)) as (backends, _ask):
         bot = build_bot(settings, backends, policy=policy)
         app = http_app(bot)
+        await bot.start()  # what the HTTP lifespan does: the connection pools, the watch sweeper
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bot") as http:
             harness = Harness(slack, bot, http)
             try:
@@ -120,6 +121,22 @@ async def test_bad_signature_and_stale_timestamp_are_401(
     assert stale.status_code == 401
     assert ok.status_code == 200 and ready.status_code == 200
     assert slack.posted() == []
+
+
+async def test_the_bot_opens_its_connection_pools_at_start_and_closes_them(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    from diagnosis import http as core_http
+
+    async with running(slack, prefix, tmp_path, "text-only-question") as h:
+        session = h.bot.app.client.session
+        assert session is not None and not session.closed, "one Web API session for every call"
+        assert asyncio.get_running_loop() in core_http._POOLS, "one Run:ai/OSMO pool for every diagnosis"
+        await h.command("train-gpt2 project=nlp", user=ALICE, channel=CHAN)
+        await h.settle()
+        assert headers_of(finals(slack)[-1]) == ["DIAGNOSED: OOM_KILLED"]
+    assert session.closed
+    assert asyncio.get_running_loop() not in core_http._POOLS
 
 
 # -- /diagnose -----------------------------------------------------------------------------------
