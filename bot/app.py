@@ -139,8 +139,8 @@ def build_bot(
         min_interval=settings.watch_min_interval,
     )
     doctor.watches = watches
-    middleware.install(app, store=store, policy=policy, rate_limit=settings.rate_limit, spawn=tracker.spawn)
-    listeners.register(app, doctor, tracker.spawn)
+    middleware.install(app, store=store, policy=policy, spawn=tracker.spawn)
+    listeners.register(app, doctor, tracker.spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
     return Bot(
         app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches
     )

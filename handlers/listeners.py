@@ -1,5 +1,6 @@
 """The Bolt listeners: each acks (events are acked by Bolt), builds an :class:`~handlers.doctor.Ask`
-and hands it to the :class:`~handlers.doctor.Doctor` in a tracked task. Nothing else."""
+and hands it to the :class:`~handlers.doctor.Doctor` in a tracked task, which first passes the rate
+limit (``admit``, after the ack). Nothing else."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -23,12 +24,26 @@ log = logging.getLogger(__name__)
 AFTER_ACK = 0.02
 
 
-async def _after_ack(coro: Coroutine[Any, Any, Any]) -> Any:
-    await asyncio.sleep(AFTER_ACK)
-    return await coro
+Admit = Callable[[dict[str, Any], Any], Awaitable[bool]]
 
 
-def register(app: AsyncApp, doctor: Doctor, spawn: Callable[..., Any], command: str = "/diagnose") -> None:
+async def _admit_all(body: dict[str, Any], client: Any) -> bool:
+    return True
+
+
+def register(
+    app: AsyncApp,
+    doctor: Doctor,
+    spawn: Callable[..., Any],
+    command: str = "/diagnose",
+    admit: Admit = _admit_all,
+) -> None:
+    """``admit(body, client)`` (the rate limit) runs in the task, after the ack; False drops the request."""
+
+    async def after_ack(body: dict[str, Any], client: Any, work: Callable[[], Awaitable[Any]], delay: float) -> None:
+        await asyncio.sleep(delay)
+        if await admit(body, client):
+            await work()
     @app.command(command)
     async def diagnose_command(
         ack: Any, body: dict[str, Any], command: dict[str, Any], client: Any, respond: Any, context: Any
@@ -46,7 +61,8 @@ def register(app: AsyncApp, doctor: Doctor, spawn: Callable[..., Any], command: 
         ask = ask_from(
             body, context, channel=command["channel_id"], text=text, source="command", explicit=explicit
         )
-        spawn(_after_ack(doctor.ask(ask, SlackSurface(client, ask.channel, respond))), name="diagnose-command")
+        surface = SlackSurface(client, ask.channel, respond)
+        spawn(after_ack(body, client, lambda: doctor.ask(ask, surface), AFTER_ACK), name="diagnose-command")
 
     @app.event("app_mention")
     async def on_mention(body: dict[str, Any], event: dict[str, Any], client: Any, context: Any) -> None:
@@ -59,7 +75,8 @@ def register(app: AsyncApp, doctor: Doctor, spawn: Callable[..., Any], command: 
             thread_ts=event.get("thread_ts"),
             message_ts=event.get("ts"),
         )
-        spawn(doctor.ask(ask, SlackSurface(client, ask.channel)), name="diagnose-mention")
+        surface = SlackSurface(client, ask.channel)
+        spawn(after_ack(body, client, lambda: doctor.ask(ask, surface), 0), name="diagnose-mention")
 
     @app.event("message")
     async def on_message(body: dict[str, Any], event: dict[str, Any], client: Any, context: Any) -> None:
@@ -122,7 +139,7 @@ def register(app: AsyncApp, doctor: Doctor, spawn: Callable[..., Any], command: 
                     ask.user, text_message("This question has expired: please ask again."), thread
                 )
 
-        spawn(_after_ack(run()), name="choice")
+        spawn(after_ack(body, client, run, AFTER_ACK), name="choice")
 
     @app.action(re.compile(r"^wd_link_\d+$"))
     async def on_link(ack: Any) -> None:

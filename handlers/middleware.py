@@ -1,5 +1,6 @@
-"""Cross-cutting concerns as global Bolt middleware: event dedup, per-user authorization, per-user
-rate limit. Listeners stay thin."""
+"""Cross-cutting concerns: event dedup and per-user authorization as global Bolt middleware (before
+the ack: they decide whether there is anything to do), and the per-user rate limit as a gate the
+listeners pass after the ack (:class:`RateLimit`: the ack never waits for Redis). Listeners stay thin."""
 
 from __future__ import annotations
 
@@ -46,32 +47,48 @@ def _team(body: dict[str, Any]) -> str:
     return str(team or "")
 
 
-def install(app: AsyncApp, *, store: Any, policy: Any, rate_limit: int, spawn: Callable[..., Any]) -> None:
+async def tell_privately(body: dict[str, Any], client: Any, text: str) -> None:
+    """Say ``text`` to the requester only: through the request's ``response_url`` when it has one (commands,
+    buttons), else as an ephemeral message in the channel (and thread) of the event. Never raises."""
+    event = body.get("event") or {}
+    channel = event.get("channel") or body.get("channel_id") or (body.get("channel") or {}).get("id")
+    thread = event.get("thread_ts") or event.get("ts")
+    respond_url = body.get("response_url")
+    try:
+        if respond_url:
+            from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+            await AsyncWebhookClient(respond_url).send(text=text, response_type="ephemeral", replace_original=False)
+        elif channel:
+            await SlackSurface(client, channel).private(_user(body), text_message(text), thread)
+    except Exception:
+        log.exception("could not tell the user")
+
+
+class RateLimit:
+    """The per-user rate limit (``limit`` requests a minute, in Redis) on requests that start a diagnosis.
+
+    Listeners call :meth:`admit` in the request's task, after the ack: a Redis round trip (or a new Redis
+    connection in a burst) before the ack would delay every ack. A refused request is told so privately."""
+
+    def __init__(self, store: Any, limit: int) -> None:
+        self.store = store
+        self.limit = limit
+
+    async def admit(self, body: dict[str, Any], client: Any) -> bool:
+        if not _costly(body) or await self.store.allow(_team(body), _user(body), self.limit):
+            return True
+        log.info("rate limited: user %s", _user(body))
+        await tell_privately(body, client, RATE_LIMITED)
+        return False
+
+
+def install(app: AsyncApp, *, store: Any, policy: Any, spawn: Callable[..., Any]) -> None:
     async def turn_away(body: dict[str, Any], client: Any, text: str) -> BoltResponse:
-        """Say ``text`` privately: the command's ack, or an ephemeral message for events and buttons."""
+        """Say ``text`` privately: in the command's ack, else in a message of its own after the ack."""
         if body.get("command"):
             return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
-        event = body.get("event") or {}
-        channel = event.get("channel") or (body.get("channel") or {}).get("id")
-        thread = event.get("thread_ts") or event.get("ts")
-        respond_url = body.get("response_url")
-        if channel:
-            surface = SlackSurface(client, channel)
-
-            async def send() -> None:
-                try:
-                    if respond_url:
-                        from slack_sdk.webhook.async_client import AsyncWebhookClient
-
-                        await AsyncWebhookClient(respond_url).send(
-                            text=text, response_type="ephemeral", replace_original=False
-                        )
-                    else:
-                        await surface.private(_user(body), text_message(text), thread)
-                except Exception:
-                    log.exception("could not tell the user")
-
-            spawn(send(), name="turn-away")
+        spawn(tell_privately(body, client, text), name="turn-away")
         return BoltResponse(status=200, body="")
 
     @app.middleware
@@ -92,14 +109,6 @@ def install(app: AsyncApp, *, store: Any, policy: Any, rate_limit: int, spawn: C
             if not policy.allows(user, user_groups=groups):
                 log.info("refused by policy: user %s has no access rule", user)
                 return await turn_away(body, client, REFUSAL)
-        await next()
-        return None
-
-    @app.middleware
-    async def rate_limit_users(body: dict[str, Any], client: Any, next: Next) -> BoltResponse | None:
-        if _costly(body) and not await store.allow(_team(body), _user(body), rate_limit):
-            log.info("rate limited: user %s", _user(body))
-            return await turn_away(body, client, RATE_LIMITED)
         await next()
         return None
 
