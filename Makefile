@@ -26,3 +26,4 @@ cases: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	$(BIN)/python bench/diagnose.py
+	$(BIN)/python bench/slack.py

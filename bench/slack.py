@@ -50,7 +50,7 @@ from diagnosis.config import KubeConfig, RunaiConfig  # noqa: E402
 from diagnosis.units import parse_time  # noqa: E402
 from tests.slack_mock import REDIS_URL, SECRET, TOKEN, SlackMock, command_body, sign  # noqa: E402
 
-CASES = ROOT.parent / "shared" / "cases" / "runai"
+CASES = ROOT / "tests" / "fixtures" / "cases" / "runai"  # copies of shared cases
 
 
 @contextlib.contextmanager
