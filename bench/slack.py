@@ -176,7 +176,11 @@ async def main(n: int, latency_ms: int, case: str, scenario: str, in_process: bo
             bot = build_bot(settings, backends, policy=policy)
             await bot.start()  # what the HTTP app's lifespan does: the Web API pool, the watch sweeper
             transport = httpx.ASGITransport(app=http_app(bot))
-            async with httpx.AsyncClient(transport=transport, base_url="http://bot", timeout=30) as http:
+            async with contextlib.AsyncExitStack() as stack:
+                stack.push_async_callback(bot.close)
+                http = await stack.enter_async_context(
+                    httpx.AsyncClient(transport=transport, base_url="http://bot", timeout=30)
+                )
                 # steady state: a token, open pools; nothing cached for the measured workloads
                 warm = command_body("no-such-workload project=nlp", user="U0WARMUP0", channel="C0WARMUP0")
                 await http.post("/slack/events", content=warm,
@@ -191,7 +195,6 @@ async def main(n: int, latency_ms: int, case: str, scenario: str, in_process: bo
                     what = "the same workload" if s == "same" else "a different workload each"
                     run = await measure(http, bot, slack, tags[s], questions)
                     ok = report(f"{s}: {what}", run, n) and ok
-            await bot.close()
     slack.stop()
     r = redis.Redis.from_url(REDIS_URL)
     for key in r.scan_iter(match=prefix + "*"):

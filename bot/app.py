@@ -96,6 +96,7 @@ class Bot:
         cancelled = await self.tracker.drain(grace)
         if cancelled:
             log.warning("%d diagnosis task(s) cancelled at shutdown", cancelled)
+        await self.doctor.aclose()  # shared diagnoses whose askers were all cancelled
         await self.store.close()
         session = self.app.client.session
         if session is not None and not session.closed:
@@ -196,31 +197,33 @@ async def run_socket(bot: Bot, health_port: int | None = None) -> None:
     await handler.connect_async()
     await bot.start()
     runner: web.AppRunner | None = None
-    if health_port is not None:
+    try:
+        if health_port is not None:
 
-        async def healthz(request: web.Request) -> web.Response:
-            connected = await handler.client.is_connected()
-            return web.Response(status=200 if connected else 503, text="ok" if connected else "disconnected")
+            async def healthz(request: web.Request) -> web.Response:
+                connected = await handler.client.is_connected()
+                return web.Response(status=200 if connected else 503, text="ok" if connected else "disconnected")
 
-        async def readyz(request: web.Request) -> web.Response:
-            ok = await bot.store.ping()
-            return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
+            async def readyz(request: web.Request) -> web.Response:
+                ok = await bot.store.ping()
+                return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
 
-        health = web.Application()
-        health.router.add_get("/healthz", healthz)
-        health.router.add_get("/readyz", readyz)
-        runner = web.AppRunner(health)
-        await runner.setup()
-        await web.TCPSite(runner, "0.0.0.0", health_port).start()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    log.info("socket mode connected; waiting for events")
-    await stop.wait()
-    log.info("shutting down: closing the socket, draining diagnoses")
-    await handler.close_async()
-    await bot.close()
-    if runner is not None:
-        await runner.cleanup()
+            health = web.Application()
+            health.router.add_get("/healthz", healthz)
+            health.router.add_get("/readyz", readyz)
+            runner = web.AppRunner(health)
+            await runner.setup()
+            await web.TCPSite(runner, "0.0.0.0", health_port).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        log.info("socket mode connected; waiting for events")
+        await stop.wait()
+        log.info("shutting down: closing the socket, draining diagnoses")
+    finally:
+        await handler.close_async()
+        await bot.close()
+        if runner is not None:
+            await runner.cleanup()

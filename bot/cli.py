@@ -170,7 +170,7 @@ def diagnose(
         str | None, typer.Argument(help='Free text, e.g. "what killed train-gpt2 in project nlp?"')
     ] = None,
     cluster_id: Annotated[
-        str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID (required for Run:ai).")
+        str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID, or its exact name (required for Run:ai).")
     ] = None,
     workload_id: Annotated[str | None, typer.Option("--workload-id", help="Run:ai workload UUID (Option A).")] = None,
     workload: Annotated[

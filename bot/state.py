@@ -175,7 +175,7 @@ class Store:
         if self.redis is None:
             return self.memory.incr(key, window + 5) <= limit
         try:
-            pipe = self.redis.pipeline(transaction=False)  # one round trip, no MULTI/EXEC
+            pipe = self.redis.pipeline()
             pipe.incr(key)
             pipe.expire(key, window + 5)
             count, _ = await pipe.execute()

@@ -257,18 +257,31 @@ _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTran
 SHARED_POOL_CONNECTIONS = 200
 
 
+#: longest response header line or field the shared pool accepts, bytes (aiohttp's default is 8190;
+#: httpx's own transport takes about 16 KiB of headers, and gateways can send large cookies or policies)
+SHARED_POOL_MAX_HEADER = 65536
+
+
 def share_connections() -> None:
     """Open a shared pool for the running event loop: clients made in this loop from now on borrow it.
 
-    Raises ``RuntimeError`` outside a running loop. Close it with :func:`close_shared_connections`."""
+    The pool keeps no cookies (a cookie one request received must not ride along with another
+    diagnosis's requests). Raises ``RuntimeError`` outside a running loop. Close it with
+    :func:`close_shared_connections`."""
     loop = asyncio.get_running_loop()
-    if loop not in _POOLS:
-        from httpx_aiohttp import AiohttpTransport
+    if loop in _POOLS:
+        return
+    import aiohttp
+    from httpx_aiohttp import AiohttpTransport
 
-        _POOLS[loop] = AiohttpTransport(
-            verify=default_ssl_context(),
-            limits=httpx.Limits(max_connections=SHARED_POOL_CONNECTIONS, keepalive_expiry=30.0),
-        )
+    session = aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(ssl=default_ssl_context(), limit=SHARED_POOL_CONNECTIONS, keepalive_timeout=30),
+        cookie_jar=aiohttp.DummyCookieJar(),
+        trust_env=True,  # proxies from the environment, as httpx does
+        max_line_size=SHARED_POOL_MAX_HEADER,
+        max_field_size=SHARED_POOL_MAX_HEADER,
+    )
+    _POOLS[loop] = AiohttpTransport(client=session)
 
 
 async def close_shared_connections() -> None:

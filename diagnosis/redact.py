@@ -110,6 +110,8 @@ _TRIGGER_RE = re.compile(r"://\S*@|[A-Za-z0-9/+]{40}")
 
 
 def _may_hold_credential(text: str) -> bool:
+    if not text.isascii():
+        return True  # case-insensitive patterns also match letters such as "ſ" or "ı": check everything
     low = text.lower()
     return any(word in low for word in _TRIGGER_WORDS) or _TRIGGER_RE.search(text) is not None
 

@@ -525,7 +525,7 @@ class Doctor:
         question in this process (a channel asking about one failed workload at once costs the cluster's API
         one diagnosis), or from a new one. ``fresh`` (a watch's status) skips the cache and never joins.
         Raises what :func:`diagnosis.answer.answer` raises."""
-        qkey = _question_key(question)
+        qkey = _question_key(question, self.backends.system_for(question))
         if fresh:
             return await self._diagnose(qkey, question, fresh=True)
         task = self._in_flight.get(qkey)
@@ -535,6 +535,13 @@ class Doctor:
             task.add_done_callback(lambda done: self._forget(qkey, done))
         # shielded: one asker cancelled (shutdown, a timeout) must not cancel the others' diagnosis
         return await asyncio.shield(task)
+
+    async def aclose(self) -> None:
+        """Cancel the diagnoses still in flight (at shutdown, once their askers are drained or cancelled)."""
+        tasks = list(self._in_flight.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def _forget(self, qkey: str, done: asyncio.Task[Report]) -> None:
         if self._in_flight.get(qkey) is done:
@@ -589,8 +596,13 @@ class Doctor:
         await self.store.put_json(("q", qkey), {"report": data}, NON_TERMINAL_TTL)
 
 
-def _question_key(q: Question) -> str:
+def _question_key(q: Question, system: str = "runai") -> str:
+    """The cache and in-flight key of a question: every field the answer depends on. An OSMO answer also
+    reads the words (a status filter in "list failed workflows", a usage question, the echoed question),
+    so for OSMO the normalised text is part of the key."""
+    words = " ".join((q.text or "").casefold().split()) if system == "osmo" else ""
     parts = [
+        words,
         q.kind,
         q.cluster_id or "",
         q.cluster or "",

@@ -11,6 +11,7 @@ from typing import Any
 from bot.policy import Policy
 from bot.state import Store
 from diagnosis.answer import Backends
+from diagnosis.config import OsmoConfig
 from diagnosis.question import Question
 from diagnosis.report import Category, Outcome, Report
 from handlers.blocks import Message, Snippet
@@ -51,10 +52,15 @@ class Core:
         self.asked: list[Question] = []
         self.release = asyncio.Event()
         self.fail = fail
+        self.cancelled = 0
 
     async def __call__(self, question: Question, backends: Backends) -> Report:
         self.asked.append(question)
-        await self.release.wait()
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
         if self.fail:
             raise RuntimeError("the control plane fell over")
         return Report(
@@ -67,6 +73,10 @@ class Core:
 
 def doctor(core: Core) -> Doctor:
     return Doctor(Backends(), Store(None, prefix="wdtest:"), Policy(), answer_fn=core)
+
+
+def mention(text: str, i: int) -> Ask:
+    return Ask(team="T1", channel=f"C{i}", user=f"U{i}", text=text, source="mention", message_ts=f"{i}.0001")
 
 
 def ask(text: str, i: int) -> Ask:
@@ -142,3 +152,28 @@ async def test_a_fresh_status_never_joins_a_diagnosis_in_flight() -> None:
     assert len(core.asked) == 2
     core.release.set()
     await asyncio.gather(asked, fresh)
+
+
+async def test_osmo_questions_that_differ_in_words_are_not_shared() -> None:
+    """An OSMO answer reads the words ("running" vs "failed" filters the list): they are part of the key."""
+    core = Core()
+    backends = Backends(osmo=OsmoConfig("http://osmo.example", "token"))
+    doc = Doctor(backends, Store(None, prefix="wdtest:"), Policy(), answer_fn=core)
+    running = asyncio.create_task(doc.ask(mention("list running workflows", 1), Surface()))
+    failed = asyncio.create_task(doc.ask(mention("list failed workflows", 2), Surface()))
+    same = asyncio.create_task(doc.ask(mention("list  FAILED workflows", 3), Surface()))
+    await settle()
+    assert sorted(q.text or "" for q in core.asked) == ["list failed workflows", "list running workflows"]
+    core.release.set()
+    await asyncio.gather(running, failed, same)
+
+
+async def test_closing_cancels_a_diagnosis_nobody_waits_for_any_more() -> None:
+    core = Core()
+    doc = doctor(core)
+    asker = asyncio.create_task(doc.ask(ask(TRAIN_7, 1), Surface()))
+    await settle()
+    asker.cancel()  # shutdown: the tracker cancelled the asker
+    await settle()
+    await doc.aclose()
+    assert core.cancelled == 1

@@ -164,6 +164,22 @@ def test_credentials_are_redacted(raw: str, secret: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("raw", "secret"),
+    [
+        ("DB_PA\u017f\u017fWORD=Hunter2!x", "Hunter2!x"),
+        ("client_\u017fecret=Abcd1234xyz", "Abcd1234xyz"),
+        ("ap\u0131_key=Abc123XYZ", "Abc123XYZ"),
+        ("Authorization: Ba\u017fic dXNlcjpwYXNz", "dXNlcjpwYXNz"),
+        ("pr\u0130vate_key=QmFzZTY0S2V5IQ", "QmFzZTY0S2V5IQ"),
+    ],
+)
+def test_credentials_spelled_with_unicode_case_variants_are_redacted(raw: str, secret: str) -> None:
+    """The case-insensitive patterns match letters such as "\u017f" (long s) and "\u0131" (dotless i): text
+    that is not ASCII always goes through them."""
+    assert secret not in sanitize(raw)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "reading manifest 3.2 in registry.example.com/speech/asr: unauthorized: authentication required",

@@ -127,3 +127,48 @@ async def test_a_broken_answer_becomes_an_httpx_error(garbage_server: tuple[str,
         await close_shared_connections()
     assert attempts == (RetryPolicy().transient_attempts if answer_bytes == NOT_HTTP else 1)
     assert len(connections) == attempts
+
+
+JSON_BODY = b"Content-Length: 2\r\n\r\n{}"
+
+
+@pytest.fixture
+async def header_server() -> AsyncIterator[tuple[int, list[bytes]]]:
+    """HTTP/1.1 on loopback: ``/login`` sets a cookie, ``/big`` answers with a 9000-byte header; every other
+    path answers 200. Records each request's head."""
+    heads: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            heads.append(head)
+            extra = b""
+            if head.startswith(b"GET /login"):
+                extra = b"Set-Cookie: session=SECRET-OF-FIRST-CLIENT; Path=/\r\n"
+            elif head.startswith(b"GET /big"):
+                extra = b"Content-Security-Policy: " + b"x" * 9000 + b"\r\n"
+            writer.write(b"HTTP/1.1 200 OK\r\n" + extra + b"Content-Type: application/json\r\n" + JSON_BODY)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1], heads
+    server.close()
+    await server.wait_closed()
+
+
+async def test_the_shared_pool_keeps_no_cookies_and_takes_large_headers(header_server: tuple[int, list[bytes]]) -> None:
+    port, heads = header_server
+    config = RunaiConfig(f"http://localhost:{port}", "id", "secret", console_url="http://x")  # a host name: cookies
+    share_connections()
+    try:
+        for path in ("/login", "/other", "/big"):
+            async with RunaiClient(config, retry=RetryPolicy(sleep=_no_wait)) as client:
+                client._token, client._token_expires = "t", float("inf")
+                assert await client.get_json(path) == {}
+    finally:
+        await close_shared_connections()
+    assert b"cookie:" not in heads[1].lower(), "a cookie one diagnosis received is never sent by another"
