@@ -223,10 +223,14 @@ def _last_outcome(state: RetryCallState) -> httpx.Response:
     return response
 
 
-def _as_httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportError:
-    if isinstance(exc, TimeoutError):
-        return httpx.ReadTimeout(f"timed out: {type(exc).__name__}", request=request)
-    return httpx.RemoteProtocolError(f"{type(exc).__name__}: {exc}", request=request)
+#: connections the shared pool keeps open at most (all hosts); more concurrent requests wait for one
+SHARED_POOL_CONNECTIONS = 200
+#: longest response header line or field the shared pool accepts, bytes (aiohttp's default is 8190;
+#: httpx's own transport takes about 16 KiB of headers, and gateways can send large cookies or policies)
+SHARED_POOL_MAX_HEADER = 65536
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTransport] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _Borrowed(httpx.AsyncBaseTransport):
@@ -241,25 +245,14 @@ class _Borrowed(httpx.AsyncBaseTransport):
         import aiohttp
 
         try:
-            response = await self.pool.handle_async_request(request)
-        except (TimeoutError, aiohttp.ClientError) as exc:
-            raise _as_httpx_error(exc, request) from exc
-        return response
+            return await self.pool.handle_async_request(request)
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout(f"timed out: {type(exc).__name__}", request=request) from exc
+        except aiohttp.ClientError as exc:
+            raise httpx.RemoteProtocolError(f"{type(exc).__name__}: {exc}", request=request) from exc
 
     async def aclose(self) -> None:
         pass
-
-
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTransport] = (
-    weakref.WeakKeyDictionary()
-)
-#: connections the shared pool keeps open at most (all hosts); more concurrent requests wait for one
-SHARED_POOL_CONNECTIONS = 200
-
-
-#: longest response header line or field the shared pool accepts, bytes (aiohttp's default is 8190;
-#: httpx's own transport takes about 16 KiB of headers, and gateways can send large cookies or policies)
-SHARED_POOL_MAX_HEADER = 65536
 
 
 def share_connections() -> None:
