@@ -27,16 +27,12 @@ AFTER_ACK = 0.02
 Admit = Callable[[dict[str, Any], Any], Awaitable[bool]]
 
 
-async def _admit_all(body: dict[str, Any], client: Any) -> bool:
-    return True
-
-
 def register(
     app: AsyncApp,
     doctor: Doctor,
     spawn: Callable[..., Any],
+    admit: Admit,
     command: str = "/diagnose",
-    admit: Admit = _admit_all,
 ) -> None:
     """``admit(body, client)`` (the rate limit) runs in the task, after the ack; False drops the request."""
 
