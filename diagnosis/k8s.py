@@ -4,8 +4,9 @@ Spec Step 4: ``kubectl describe pod``, ``kubectl logs --previous``, ``kubectl ge
 --field-selector involvedObject.name=<pod>`` and, for a node failure, ``kubectl describe node``.
 The blocking client runs in worker threads so independent reads go in parallel.
 
-Read-only is enforced in the HTTP layer: :class:`ReadOnlyApiClient` refuses any method but GET
-before a byte is sent. Retries (GET only, on 429/5xx) are urllib3's, configured here.
+Read-only is enforced where the installed ``kubernetes`` package really sends (see
+:class:`ReadOnlyApiClient`): any method but GET raises :class:`ReadOnlyViolation` before a byte is sent.
+Retries (GET only, on 429/5xx) are urllib3's, configured here.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ import asyncio
 import functools
 import json
 import os
+import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.client import rest as k8s_rest
 from kubernetes.client.rest import ApiException
 
 from diagnosis.config import KubeConfig
@@ -50,14 +54,123 @@ def preload() -> None:
     _ = k8s_client.CoreV1Api
 
 
-class ReadOnlyApiClient(k8s_client.ApiClient):
-    """An ``ApiClient`` whose every non-GET request raises :class:`ReadOnlyViolation`."""
+#: Subresources that act on a pod, node or service even when asked with GET (exec runs a command; proxy
+#: forwards anything to the workload): refused whatever the method.
+_ACTING_SUBRESOURCE = re.compile(
+    r"^/api/v1/(?:namespaces/[^/]+/)?(?:pods|services|nodes)/[^/]+/(?:exec|attach|portforward|proxy)(?:/|$)"
+)
+
+
+class ReadOnlyGuard:
+    """The one read-only check of a Kubernetes client: GET only, except an explicit allow-list.
+
+    ``allow`` holds exact ``(method, path)`` pairs a particular client may send besides GET (for example a
+    ``SelfSubjectAccessReview`` POST); paths are relative to the configured host (a host with a path prefix,
+    such as a Rancher proxy, is stripped first) and compared without the query string. Empty by default.
+    """
+
+    def __init__(self, host: str, allow: Iterable[tuple[str, str]] = ()) -> None:
+        self.prefix = urlsplit(host or "").path.rstrip("/")
+        self.allow = frozenset((method.upper(), path) for method, path in allow)
+
+    def path(self, url: str) -> str:
+        path = urlsplit(url).path or "/"
+        if self.prefix and (path == self.prefix or path.startswith(self.prefix + "/")):
+            path = path[len(self.prefix) :] or "/"
+        return path
+
+    def check(self, method: str, url: str) -> None:
+        """Raise :class:`ReadOnlyViolation` unless ``method url`` is a plain GET read or explicitly allowed."""
+        verb = str(method).upper()
+        path = self.path(url)
+        if (verb, path) in self.allow:
+            return
+        if verb != "GET":
+            raise ReadOnlyViolation(f"read-only: refusing {verb} {path}")
+        if _ACTING_SUBRESOURCE.match(path):
+            raise ReadOnlyViolation(f"read-only: refusing {verb} {path} (acts on the workload)")
+
+
+class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
+    """The package's REST client with the guard in front of it and in front of its urllib3 pool.
+
+    ``RESTClientObject.request`` is where every generated API method ends (``call_api`` calls it in the
+    37.x client; ``ApiClient.request`` called it in the older generator), and ``pool_manager.urlopen`` is
+    where urllib3 sends (``request``, redirects and retries all go through it). Both check first.
+    """
+
+    def __init__(self, configuration: Any, guard: ReadOnlyGuard, *args: Any, **kwargs: Any) -> None:
+        super().__init__(configuration, *args, **kwargs)
+        self.guard = guard
+        pool = self.pool_manager
+        urlopen = pool.urlopen
+
+        def guarded_urlopen(method: str, url: str, *a: Any, **kw: Any) -> Any:
+            guard.check(method, url)
+            return urlopen(method, url, *a, **kw)
+
+        pool.urlopen = guarded_urlopen  # type: ignore[method-assign]
 
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-        if method.upper() != "GET":
-            raise ReadOnlyViolation(f"read-only: refusing {method} {url}")
-        parent = super()
-        return parent.request(method, url, *args, **kwargs)  # type: ignore[attr-defined]
+        self.guard.check(method, url)
+        return super().request(method, url, *args, **kwargs)
+
+
+class ReadOnlyApiClient(k8s_client.ApiClient):
+    """An ``ApiClient`` whose every non-GET request raises :class:`ReadOnlyViolation` before a byte is sent.
+
+    The generated ``CoreV1Api`` methods go ``call_api`` -> ``self.rest_client.request`` -> urllib3, so the
+    guard sits in the REST client (:class:`_ReadOnlyRESTClient`), not in an ``ApiClient`` method the
+    generator may stop calling. ``rest_client``, ``call_api`` and ``request`` cannot be replaced on this
+    object afterwards: that is how ``kubernetes.stream`` (exec, attach, port-forward over a WebSocket that
+    never touches urllib3) takes over a client, so streaming through it raises too.
+
+    ``allow`` is an explicit list of ``(method, path)`` this one client may send besides GET (see
+    :class:`ReadOnlyGuard`); empty unless a caller names them.
+    """
+
+    _SEALED = frozenset({"rest_client", "call_api", "request"})
+
+    def __init__(
+        self, configuration: Any = None, *args: Any, allow: Iterable[tuple[str, str]] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(configuration, *args, **kwargs)
+        self.guard = ReadOnlyGuard(self.configuration.host, allow)
+        unguarded = self.rest_client
+        self.rest_client = _ReadOnlyRESTClient(self.configuration, self.guard)
+        unguarded.pool_manager.clear()  # never used: it has sent nothing and holds no connection
+        object.__setattr__(self, "_sealed", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._SEALED and self.__dict__.get("_sealed"):
+            if value == getattr(self, name, None):
+                return  # putting back what is already there (kubernetes.stream's ``finally``)
+            raise ReadOnlyViolation(f"read-only: refusing to replace {name} of the Kubernetes client")
+        super().__setattr__(name, value)
+
+
+def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
+    """The client configuration Tier 2 uses: the kubeconfig (or in-cluster config), a pool of 32, GET retries."""
+    cfg = k8s_client.Configuration()
+    if config.kubeconfig:
+        k8s_config.load_kube_config(config_file=config.kubeconfig, client_configuration=cfg)
+    else:
+        k8s_config.load_incluster_config(client_configuration=cfg)
+    cfg.connection_pool_maxsize = 32  # one client serves concurrent diagnoses (the executor's 32 threads)
+    cfg.retries = urllib3.Retry(
+        total=3,
+        backoff_factor=0.2,
+        status_forcelist=(429, 500, 502, 503, 504),
+        allowed_methods=frozenset({"GET"}),
+        raise_on_status=False,
+        respect_retry_after_header=True,
+    )
+    return cfg
+
+
+def build_api_client(config: KubeConfig, allow: Iterable[tuple[str, str]] = ()) -> ReadOnlyApiClient:
+    """The read-only ``ApiClient`` for ``config`` (``allow``: see :class:`ReadOnlyGuard`)."""
+    return ReadOnlyApiClient(configuration=build_configuration(config), allow=allow)
 
 
 @dataclass
@@ -96,21 +209,7 @@ class Tier2Source:
     """Read-only Kubernetes reads for one diagnosis. Raises nothing: failures become :class:`Tier2Failure`."""
 
     def __init__(self, config: KubeConfig) -> None:
-        cfg = k8s_client.Configuration()
-        if config.kubeconfig:
-            k8s_config.load_kube_config(config_file=config.kubeconfig, client_configuration=cfg)
-        else:
-            k8s_config.load_incluster_config(client_configuration=cfg)
-        cfg.connection_pool_maxsize = 32  # one client serves concurrent diagnoses (the executor's 32 threads)
-        cfg.retries = urllib3.Retry(
-            total=3,
-            backoff_factor=0.2,
-            status_forcelist=(429, 500, 502, 503, 504),
-            allowed_methods=frozenset({"GET"}),
-            raise_on_status=False,
-            respect_retry_after_header=True,
-        )
-        self.api_client = ReadOnlyApiClient(configuration=cfg)
+        self.api_client = build_api_client(config)
         self.core = k8s_client.CoreV1Api(self.api_client)
 
     def close(self) -> None:

@@ -159,6 +159,23 @@ class Question(BaseModel):
         return parse_lookback(self.lookback)
 
 
+Symptom = Literal["crashloop", "image_pull", "init", "mount"]
+#: Current-symptom words that name *which* symptom (issue 8 §2 "Option B with a named symptom"), checked in order.
+_SYMPTOMS: tuple[tuple[Symptom, re.Pattern[str]], ...] = (
+    ("image_pull", re.compile(r"(?i)imagepullbackoff|errimagepull|image ?pull|pull(?:ing)? (?:the )?image")),
+    ("init", re.compile(r"(?i)\binit\b|init[- ]container|init:")),
+    ("mount", re.compile(r"(?i)\bmount|containercreating|\bvolume\b|\bpvc\b")),
+    ("crashloop", re.compile(r"(?i)crashloop|crash-loop|is crashing|keeps? crashing|keeps? restarting|restart loop")),
+)
+
+
+def named_symptom(text: str) -> Symptom | None:
+    """The one current symptom a question names ("why is X CrashLoopBackOff?" -> ``crashloop``), or None for a
+    generic one ("stuck", "pending") or none."""
+    named = [symptom for symptom, pattern in _SYMPTOMS if pattern.search(text)]
+    return named[0] if len(named) == 1 else None
+
+
 def infer_intent(text: str) -> Intent:
     """``current`` when the text names a current symptom (CrashLoopBackOff, stuck, pending, ...), else ``terminal``."""
     return "current" if _CURRENT_WORDS.search(text) else "terminal"

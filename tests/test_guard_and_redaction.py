@@ -1,13 +1,11 @@
-"""The read-only guard (HTTP layer and Kubernetes client), retries, and redaction of credentials."""
+"""The read-only guard of the HTTP layer, retries, and redaction of credentials (Kubernetes: test_k8s_readonly)."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 
-from diagnosis.config import KubeConfig
 from diagnosis.http import GuardedTransport, ReadOnlyViolation, RetryPolicy, parse_retry_after
-from diagnosis.k8s import ReadOnlyApiClient
 from diagnosis.redact import REDACTED, sanitize
 from diagnosis.report import EvidenceItem, Outcome, Report
 
@@ -110,17 +108,6 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(None) is None
     assert parse_retry_after("soon") is None
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
-
-
-def test_kubernetes_client_refuses_non_get(tmp_path: object) -> None:
-    from kubernetes import client as k8s
-
-    api = ReadOnlyApiClient(configuration=k8s.Configuration())
-    with pytest.raises(ReadOnlyViolation):
-        api.request("DELETE", "http://127.0.0.1:9/api/v1/namespaces/x")
-    with pytest.raises(ReadOnlyViolation):
-        api.request("POST", "http://127.0.0.1:9/api/v1/namespaces/x/pods")
-    assert KubeConfig().available is False
 
 
 @pytest.mark.parametrize(

@@ -7,11 +7,12 @@ House rules of ``shared/cases/FORMAT.md`` are cited where they apply. No I/O her
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from diagnosis.report import Category
-from diagnosis.runai.signals import START_PHASE_KINDS, Kind, Signal
+from diagnosis.runai.signals import DIRECT_KINDS, START_PHASE_KINDS, Kind, Signal, missing_objects
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,15 @@ def init_failed(signals: Sequence[Signal]) -> Finding | None:
     return Finding(Category.INIT_FAILED, tuple(hits + restarts[-1:]))
 
 
+def missing_object(signals: Sequence[Signal]) -> Finding | None:
+    """A message naming a missing Secret, ConfigMap or PVC -> DATASOURCE_MOUNT_FAILED, also under an ``Init:``
+    status, unless an init container really ran and exited non-zero (FORMAT.md "Run:ai phases")."""
+    hits = [s for s in _of(signals, Kind.MOUNT_FAILED) if missing_objects(s.text)]
+    if not hits or any(s.exit_code for s in _of(signals, Kind.INIT_FAILED)):
+        return None
+    return Finding(Category.DATASOURCE_MOUNT_FAILED, tuple(_of(signals, Kind.MOUNT_FAILED)))
+
+
 def mount_failed(signals: Sequence[Signal]) -> Finding | None:
     """FailedMount, a missing PVC/Secret/ConfigMap or key, CreateContainerConfigError -> DATASOURCE_MOUNT_FAILED."""
     hits = _of(signals, Kind.MOUNT_FAILED)
@@ -92,7 +102,16 @@ Analyzer = Callable[[Sequence[Signal]], Finding | None]
 #: The strongest direct signal wins, in this order (spec Step 4; FORMAT.md house rules: the pod's own
 #: mount error beats the node failure that caused it; policy stops and node failures explain a
 #: signal exit that a crash would not).
-PRECEDENCE: tuple[Analyzer, ...] = (oom, image_pull, init_failed, mount_failed, node_failure, policy_stop, app_crash)
+PRECEDENCE: tuple[Analyzer, ...] = (
+    oom,
+    image_pull,
+    missing_object,
+    init_failed,
+    mount_failed,
+    node_failure,
+    policy_stop,
+    app_crash,
+)
 
 
 def drop_superseded(signals: Sequence[Signal]) -> list[Signal]:
@@ -112,6 +131,18 @@ def drop_superseded(signals: Sequence[Signal]) -> list[Signal]:
     return out
 
 
+def drop_stale_scheduler(signals: Sequence[Signal]) -> list[Signal]:
+    """For Pending, the newest scheduler message decides (FORMAT.md "Run:ai phases"): signals of an earlier
+    scheduler message that the newest one no longer repeats (a claim that was still binding) are noise.
+    Timeless scheduler messages (``pendingSchedulingMessages``) describe now and are kept."""
+    timed = [s for s in signals if s.scheduler and s.at is not None]
+    if not timed:
+        return list(signals)
+    newest = max(s.at for s in timed if s.at is not None)
+    current = {s.text for s in timed if s.at == newest}
+    return [s for s in signals if not (s.scheduler and s.at is not None and s.at < newest and s.text not in current)]
+
+
 def classify(signals: Sequence[Signal]) -> Finding | None:
     """The first analyzer in :data:`PRECEDENCE` that finds direct evidence, or None."""
     usable = drop_superseded(signals)
@@ -120,6 +151,127 @@ def classify(signals: Sequence[Signal]) -> Finding | None:
         if finding is not None:
             return finding
     return None
+
+
+#: Kinds that say a pod failed (its termination, or a failure still in progress).
+POD_FAILURE_KINDS = (DIRECT_KINDS - {Kind.POLICY_STOP}) | {
+    Kind.EXIT_SIGNAL,
+    Kind.POD_ERROR,
+    Kind.CRASHLOOP,
+    Kind.CLEANUP_SIGNAL,
+    Kind.COLLECTIVE_TIMEOUT,
+}
+#: Kinds that mark a pod's termination as a consequence when a peer failed before it (FORMAT.md "Workloads
+#: with several pods": the operator's cleanup SIGTERM, exit 143, NCCL/collective timeouts and watchdog aborts).
+CONSEQUENCE_KINDS = frozenset({Kind.CLEANUP_SIGNAL, Kind.COLLECTIVE_TIMEOUT})
+#: How long before the end a peer's earlier failure is still part of the same failure (NCCL timeouts are 10-30 min).
+PEER_WINDOW = timedelta(minutes=60)
+
+
+@dataclass(frozen=True)
+class PodOrder:
+    """The failing pods of one workload in the order they failed (FORMAT.md "the first failing pod decides").
+
+    ``first``: the pod whose own failure came first and is visible (None when no visible pod's failure is its
+    own); ``failing``: every pod with a failure signal, earliest first; ``consequences``: pods whose termination
+    followed a peer's failure or the controller's failure report and carries a cleanup/collective signal;
+    ``report``: the controller's failure report (a "Worker replica(s) failed" event), when there is one;
+    ``missing_replica``: the replica type that report names when none of its pods can be seen."""
+
+    first: str | None = None
+    failing: tuple[str, ...] = ()
+    ended: Mapping[str, datetime] = field(default_factory=dict)
+    consequences: tuple[str, ...] = ()
+    report: Signal | None = None
+    missing_replica: str | None = None
+
+    @property
+    def several(self) -> bool:
+        return len(self.failing) > 1 or bool(self.consequences)
+
+
+def _replica_of(pod: str, replica: str) -> bool:
+    """Whether pod ``pod`` is a ``replica`` replica (``llama-ft-worker-0`` is a Worker)."""
+    return f"-{replica.lower()}-" in f"{pod.lower()}-"
+
+
+def order_pods(signals: Sequence[Signal], pod_ended: Mapping[str, datetime]) -> PodOrder:
+    """Order the failing pods by when they failed (pure; spec Step 2 evidence ordering over all pods).
+
+    A pod's failure time is its termination time (``pod_ended``: container ``finishedAt``, the pod's
+    ``completedAt``) or else its earliest failure signal. A pod is a *consequence* when its evidence carries a
+    cleanup or collective signal (SIGTERM, "Stopping container", NCCL timeout) and either a peer failed before
+    it or the controller had already reported a replica's failure. The first pod that is not a consequence
+    decides; when every visible failing pod is a consequence, the cause is in a pod that cannot be seen."""
+    kinds_of: dict[str, set[Kind]] = {}
+    first_signal: dict[str, datetime] = {}
+    for s in signals:
+        if s.pod is None or s.kind not in POD_FAILURE_KINDS:
+            continue
+        kinds_of.setdefault(s.pod, set()).add(s.kind)
+        if s.at is not None and (s.pod not in first_signal or s.at < first_signal[s.pod]):
+            first_signal[s.pod] = s.at
+    if not kinds_of:
+        return PodOrder()
+    ended = {p: pod_ended.get(p) or first_signal.get(p) for p in kinds_of}
+    far = datetime.max.replace(tzinfo=next(iter(t for t in ended.values() if t), datetime.now().astimezone()).tzinfo)
+    failing = sorted(kinds_of, key=lambda p: (ended[p] or far, p))
+    reports = sorted((s for s in signals if s.kind == Kind.FAILURE_REPORT and s.replica), key=lambda s: s.at or far)
+    report = reports[0] if reports else None
+    consequences: list[str] = []
+    for i, pod in enumerate(failing):
+        at = ended[pod]
+        stopped = bool(kinds_of[pod] & CONSEQUENCE_KINDS)
+        peer_before = at is not None and any(ended[q] is not None and ended[q] < at for q in failing[:i])  # type: ignore[operator]
+        other_replica = report is not None and report.replica is not None and not _replica_of(pod, report.replica)
+        reported_before = other_replica and (report.at is None or at is None or report.at <= at)  # type: ignore[union-attr]
+        # Ended after the controller had already declared another replica failed: cleanup, even unlabelled.
+        reported_strictly = other_replica and at is not None and report.at is not None and report.at < at  # type: ignore[union-attr]
+        if (stopped and (peer_before or reported_before)) or reported_strictly:
+            consequences.append(pod)
+    causes = [p for p in failing if p not in consequences]
+    missing = None
+    if not causes and report is not None and report.replica:
+        if not any(_replica_of(p, report.replica) for p in failing):
+            missing = report.replica
+    return PodOrder(
+        first=causes[0] if causes else None,
+        failing=tuple(failing),
+        ended={p: t for p, t in ended.items() if t is not None},
+        consequences=tuple(consequences),
+        report=report,
+        missing_replica=missing,
+    )
+
+
+def decisive_signals(signals: Sequence[Signal], order: PodOrder) -> list[Signal]:
+    """The signals that may decide the category: those of the first failing pod and those bound to no failing
+    pod (the workload's phase, conditions, controller events). Later peers' signals are consequences."""
+    if not order.failing:
+        return list(signals)
+    keep = {order.first} if order.first else set()
+    return [s for s in signals if s.pod is None or s.pod not in order.failing or s.pod in keep]
+
+
+def peer_unknown(order: PodOrder, tier2_available: bool) -> Finding | None:
+    """UNKNOWN naming the replica that failed first when no visible pod's failure is its own (FORMAT.md)."""
+    if order.first is not None or not order.consequences:
+        return None
+    report = order.report
+    if order.missing_replica and report is not None:
+        reason = (
+            f"the first failure was in a {order.missing_replica} replica ({report.reason or 'event'}: "
+            f"{report.text}), whose pod cannot be seen; "
+        )
+    else:
+        reason = "the pod that failed first cannot be seen; "
+    reason += (
+        f"pod {', '.join(order.consequences)} ended later, stopped as a consequence (cleanup SIGTERM or a "
+        "collective timeout waiting for the failed peer), not by its own fault"
+    )
+    if not tier2_available:
+        reason += "; Tier 2 Kubernetes evidence was not available"
+    return Finding(Category.UNKNOWN, (report,) if report is not None else (), reason=reason)
 
 
 def unresolved_exit(signals: Sequence[Signal]) -> list[Signal]:

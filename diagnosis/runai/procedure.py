@@ -22,7 +22,7 @@ from diagnosis.answer import BackendUnavailable
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.http import ReadOnlyViolation
 from diagnosis.k8s import Tier2Evidence, shared_source
-from diagnosis.question import UUID_RE, Question
+from diagnosis.question import UUID_RE, Question, Symptom, named_symptom
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
@@ -61,6 +61,13 @@ METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_
 RUN_START_PHASES = frozenset({"Creating", "Resuming"})
 FINAL_WINDOW = timedelta(minutes=10)
 ACTIVE_PHASES = frozenset({"Running", "Pending", "Initializing", "Creating", "Degraded"})
+#: The signals that confirm a symptom a question names (status k8sPhase, conditions, events).
+SYMPTOM_KINDS: dict[str, frozenset[Kind]] = {
+    "crashloop": frozenset({Kind.CRASHLOOP}),
+    "image_pull": frozenset({Kind.IMAGE_PULL}),
+    "init": frozenset({Kind.INIT_FAILED}),
+    "mount": frozenset({Kind.MOUNT_FAILED}),
+}
 
 
 @dataclass
@@ -289,10 +296,11 @@ class Diagnosis:
             pool = terminal or ordered
         else:
             active = [w for w in ordered if w.phase in ACTIVE_PHASES]
+            symptom = named_symptom(self.question.text or "")
             if active:
                 collected = await asyncio.gather(*(self.collect(w) for w in active))
                 for w, t1 in zip(active, collected, strict=True):
-                    if self.confirms_symptom(w, t1):
+                    if self.confirms_symptom(w, t1, symptom):
                         return w, t1
             pool = ordered
         top = pool[0]
@@ -301,9 +309,16 @@ class Diagnosis:
             return None, None
         return top, None
 
-    def confirms_symptom(self, workload: Workload, tier1: Tier1) -> bool:
-        """A direct failed-pod signal or a crash loop in the current run (status, conditions, events, pods)."""
-        signals = self.run_signals(workload, tier1)
+    def confirms_symptom(self, workload: Workload, tier1: Tier1, symptom: Symptom | None = None) -> bool:
+        """A direct failed-pod signal or a crash loop in the current run (status, conditions, events, pods).
+
+        When the question names a symptom, only evidence of *that* symptom confirms it (issue 8 §2)."""
+        signals = cls.drop_superseded(self.run_signals(workload, tier1))
+        if symptom is not None:
+            return any(
+                s.kind in SYMPTOM_KINDS[symptom] or (symptom == "init" and s.init and s.kind in DIRECT_KINDS)
+                for s in signals
+            )
         return any(s.kind in DIRECT_KINDS or s.kind in {Kind.CRASHLOOP, Kind.POD_ERROR} for s in signals)
 
     # -- Steps 1-4: collect ---------------------------------------------------------------------------
@@ -391,7 +406,11 @@ class Diagnosis:
                 )
         for psm in workload.pending_scheduling_messages or []:
             out += text_signals(
-                psm.phase_reason, psm.user_message, source=wl_src + " (pendingSchedulingMessages)", at=None
+                psm.phase_reason,
+                psm.user_message,
+                source=wl_src + " (pendingSchedulingMessages)",
+                at=None,
+                label="pendingSchedulingMessages",
             )
         hist_src = f"GET /api/v1/workloads/{workload.id}/history"
         for r in tier1.history.value or []:
@@ -424,7 +443,7 @@ class Diagnosis:
         pods_src = f"GET /api/v1/workloads/{workload.id}/pods"
         for pod in tier1.pods.value or []:
             out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=None, pod=pod.name)
-        return out
+        return cls.drop_stale_scheduler(out)
 
     def final_window(self, signals: Sequence[Signal], end: datetime | None) -> list[Signal]:
         """Signals describing the diagnosed termination: timeless ones and those within FINAL_WINDOW before it."""
@@ -481,10 +500,11 @@ class Diagnosis:
                     return b.ask_past_run(workload)
                 return b.phase_only(workload, signals)
 
-        # Step 2-4: classify from Tier 1, then Tier 2 where Step 4 calls for it.
-        finding = cls.classify(final) or cls.classify(signals)
+        # Step 2-4: classify from Tier 1, then Tier 2 where Step 4 calls for it. With several pods the one whose
+        # failure came first decides (FORMAT.md "Workloads with several pods").
+        finding, order = self.decide(tier1, signals, final, end, None)
         if tier2 is None and self.needs_tier2(finding, final):
-            tier2 = await self.tier2(workload, tier1, finding, signals)
+            tier2 = await self.tier2(workload, tier1, finding, signals, order)
         if tier2 is not None:
             t2 = self.t2_signals
             # Tier 2 can name the sender of a signal exit: a preemption routes out (spec Step 1.4).
@@ -492,13 +512,14 @@ class Diagnosis:
             if t2_preempted:
                 return b.route_preempted(workload, t2_preempted)
             b.tier2(tier2)
-            finding = cls.classify(final + t2) or cls.classify(signals + t2)
+            finding, order = self.decide(tier1, signals + t2, final + t2, end, tier2)
             final = final + t2
         elif not self.kube.available:
             b.gap(
                 "Tier 2 Kubernetes evidence (previous logs, pod description, namespace events, node)",
                 "no Kubernetes credentials configured (KUBECONFIG)",
             )
+        b.pod_order(order)
         for g in self.gaps:
             b.gap(g.what, g.why)
         if finding is None:
@@ -523,9 +544,55 @@ class Diagnosis:
         # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
         if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
             b.memory(workload, tier1, tier2)
-        pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final)[0]
+        pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final, order)[0]
         namespace = tier2.namespace if tier2 is not None else self.namespace(workload, tier1)
         return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
+
+    def pod_ended(self, tier1: Tier1, tier2: Tier2Evidence | None) -> dict[str, datetime]:
+        """When each pod ended: its main containers' latest ``finishedAt`` (Tier 2), else ``completedAt``."""
+        out: dict[str, datetime] = {}
+        for pod in tier1.pods.value or []:
+            if pod.completed_at is not None:
+                out[pod.name] = pod.completed_at
+        if tier2 is not None and tier2.pod is not None:
+            finished = [
+                t
+                for cs in (tier2.pod.get("status") or {}).get("containerStatuses") or []
+                if isinstance(cs, dict)
+                for t in [parse_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))]
+                if t is not None
+            ]
+            if finished:
+                out[tier2.pod_name] = max(finished)
+        return out
+
+    def decide(
+        self,
+        tier1: Tier1,
+        signals: Sequence[Signal],
+        final: Sequence[Signal],
+        end: datetime | None,
+        tier2: Tier2Evidence | None,
+    ) -> tuple[cls.Finding | None, cls.PodOrder]:
+        """Spec Step 4 over the pods in the order they failed: the first failing pod's own signals and the
+        workload's decide; when every visible failing pod is a consequence, UNKNOWN naming the first replica."""
+        window = [
+            s
+            for s in signals
+            if end is None or s.at is None or end - cls.PEER_WINDOW <= s.at <= end + timedelta(minutes=1)
+        ]
+        order = cls.order_pods(window, self.pod_ended(tier1, tier2))
+        if not order.several:
+            return cls.classify(final) or cls.classify(signals), order
+        unknown = cls.peer_unknown(order, tier2 is not None)
+        if unknown is not None:
+            return unknown, order
+        finding = (
+            cls.classify(cls.decisive_signals(final, order))
+            or cls.classify(cls.decisive_signals(window, order))
+            or cls.classify(cls.decisive_signals(signals, order))
+        )
+        return finding, order
 
     @staticmethod
     def symptom_confirmed(phase: str, signals: Sequence[Signal]) -> bool:
@@ -559,7 +626,7 @@ class Diagnosis:
         mount and policy findings are explained by their Tier 1 messages."""
         if not self.kube.available:
             return False
-        if finding is None or cls.unresolved_exit(final):
+        if finding is None or finding.category == Category.UNKNOWN or cls.unresolved_exit(final):
             return True
         return finding.category in {
             Category.OOM_KILLED,
@@ -569,11 +636,20 @@ class Diagnosis:
         }
 
     def diagnosed_pod(
-        self, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]
+        self,
+        tier1: Tier1,
+        finding: cls.Finding | None,
+        signals: Sequence[Signal],
+        order: cls.PodOrder | None = None,
     ) -> tuple[str | None, Pod | None]:
-        """The pod to inspect: the one the finding names, else the newest failed pod, else one events name."""
+        """The pod to inspect: the first failing pod of several, else the one the finding names, else the newest
+        failed pod, else one events name."""
         pods = tier1.pods.value or []
         by_name = {p.name: p for p in pods}
+        if order is not None and order.several:
+            pick = order.first or next((p for p in order.failing if p in by_name), None)
+            if pick is not None:
+                return pick, by_name.get(pick)
         if finding is not None:
             for s in reversed(finding.signals):
                 if s.pod:
@@ -599,9 +675,14 @@ class Diagnosis:
         return None
 
     async def tier2(
-        self, workload: Workload, tier1: Tier1, finding: cls.Finding | None, signals: Sequence[Signal]
+        self,
+        workload: Workload,
+        tier1: Tier1,
+        finding: cls.Finding | None,
+        signals: Sequence[Signal],
+        order: cls.PodOrder | None = None,
     ) -> Tier2Evidence | None:
-        pod_name, pod = self.diagnosed_pod(tier1, finding, signals)
+        pod_name, pod = self.diagnosed_pod(tier1, finding, signals, order)
         namespace = self.namespace(workload, tier1)
         b_gap = self.gaps
         if pod_name is None or namespace is None:

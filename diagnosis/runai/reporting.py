@@ -28,9 +28,16 @@ from diagnosis.report import (
     Recurrence,
     Report,
 )
-from diagnosis.runai.classify import Finding
+from diagnosis.runai.classify import Finding, PodOrder
 from diagnosis.runai.models import Cluster, Workload
-from diagnosis.runai.signals import Kind, Signal, log_error_lines
+from diagnosis.runai.signals import (
+    Kind,
+    Signal,
+    gpu_hardware_fault,
+    log_error_lines,
+    missing_objects,
+    start_error_cause,
+)
 from diagnosis.units import bytes_text, quantity_bytes
 
 if TYPE_CHECKING:
@@ -38,9 +45,6 @@ if TYPE_CHECKING:
 
 MAX_EVIDENCE = 14
 _IMAGE_REF = re.compile(r'(?i)(?:pull(?:ing)?|back-off pulling) image "([^"]+)"')
-_MISSING_OBJECT = re.compile(
-    r'(?i)(?:persistentvolumeclaims?|secrets?|configmaps?)\s+"[^"]+"\s+not\s+found|couldn\'t find key \S+ in \S+ \S+'
-)
 LOG_EXCERPT_LINES = 20
 
 _NEXT_ACTIONS: dict[Category, str] = {
@@ -119,6 +123,7 @@ class ReportBuilder:
     excerpts: list[Excerpt] = field(default_factory=list)
     rec: Recurrence | None = None
     limit_raw: str | None = None
+    order: PodOrder | None = None
 
     # -- parts ----------------------------------------------------------------------------------------
 
@@ -164,6 +169,28 @@ class ReportBuilder:
             lookback_seconds=int(self.lookback.total_seconds()),
             occurrences=times,
         )
+
+    def pod_order(self, order: PodOrder) -> None:
+        """Several failing pods: which failed first and which later terminations are consequences."""
+        if not order.several:
+            return
+        self.order = order
+        if order.first is not None:
+            at = order.ended.get(order.first)
+            self.add(
+                "first failing pod (decides the category)",
+                order.first + (f", ended {at:%Y-%m-%d %H:%M:%S} UTC" if at else ""),
+                "pod termination times (pods, container states, events)",
+            )
+        for pod in order.consequences:
+            at = order.ended.get(pod)
+            cause = f"after pod {order.first} failed first" if order.first else "after the first failure"
+            self.add(
+                f"consequence (pod {pod})",
+                (f"ended {at:%Y-%m-%d %H:%M:%S} UTC, " if at else "")
+                + f"{cause}: stopped by the cleanup or timed out waiting for the failed peer (not its own fault)",
+                "pod termination times (pods, container states, events)",
+            )
 
     def signal_evidence(self, signals: Sequence[Signal], limit: int = MAX_EVIDENCE) -> None:
         """Group identical messages (count, first and last time) and add them, newest group last."""
@@ -310,8 +337,8 @@ class ReportBuilder:
                 return f'image "{m.group(1)}"' + (f" ({cause})" if cause and cause not in m.group(1) else "")
             return cause
         if cat == Category.DATASOURCE_MOUNT_FAILED:
-            m = _MISSING_OBJECT.search(texts)
-            return m.group(0) if m else (_cause(primary[-1].text) if primary else "")
+            missing = list(dict.fromkeys(missing_objects(texts)))  # every missing object named, once each
+            return "; ".join(missing) if missing else (_cause(primary[-1].text) if primary else "")
         if cat == Category.INIT_FAILED:
             containers = sorted({s.container for s in primary if s.container and s.init} or
                                 {s.container for s in primary if s.container})
@@ -319,6 +346,13 @@ class ReportBuilder:
             codes = f" exited with code {', '.join(str(c) for c in exit_codes)}" if exit_codes else " failed"
             lines = [s for s in explain if s.container in containers]
             return what + codes + (f"; its log ends with `{_short(lines[-1].text, 160)}`" if lines else "")
+        starts = [c for s in primary if s.kind == Kind.START_ERROR_APP for c in [start_error_cause(s.text)] if c]
+        if cat == Category.CRASH_APP_ERROR and starts:
+            return f"the container runtime could not start its command ({starts[-1]})"
+        if cat == Category.NODE_FAILURE:
+            faults = [f for s in primary for f in [gpu_hardware_fault(s.text)] if f]
+            if faults:
+                return f"GPU hardware fault {faults[-1]}"
         if cat == Category.CRASH_APP_ERROR and explain:
             return f"the log ends with `{_short(explain[-1].text, 160)}`"
         if cat == Category.CRASH_APP_ERROR and exit_codes:
@@ -456,6 +490,11 @@ class ReportBuilder:
         head: list[EvidenceItem] = []
         saved, self.evidence = self.evidence, head
         self.signal_evidence(primary)
+        # The controller's verdict (BackoffLimitExceeded, DeadlineExceeded, "Worker replica(s) failed") is quoted
+        # verbatim whatever the category (FORMAT.md "Quote the decisive Tier 1 reasons").
+        reports = [s for s in final if s.kind == Kind.FAILURE_REPORT and s not in primary and s.reason]
+        if reports:
+            self.signal_evidence(reports, 3)
         exit_codes = sorted(
             {s.exit_code for s in primary + [s for s in final if s.kind == Kind.EXIT_SIGNAL] if s.exit_code is not None}
         )
@@ -507,7 +546,14 @@ class ReportBuilder:
         if detail:
             headline = headline.rstrip(".") + f": {detail}."
         next_action = _NEXT_ACTIONS[cat]
-        if cat == Category.UNKNOWN and pod_name and namespace:
+        if cat == Category.UNKNOWN and self.order is not None and self.order.first is None and self.order.consequences:
+            replica = self.order.missing_replica or "first failing"
+            next_action = (
+                f"Find why the {replica} replica failed: its pod is gone, so read its logs from your log store, or "
+                "keep failed pods for next time (the job's runPolicy.cleanPodPolicy: None) and rerun. The peers' "
+                "later exits (SIGTERM, collective timeouts) are consequences, not the cause."
+            )
+        elif cat == Category.UNKNOWN and pod_name and namespace:
             next_action = next_action.replace("<pod>", pod_name).replace("<namespace>", namespace)
         if cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
             next_action = (

@@ -38,6 +38,9 @@ class Kind(StrEnum):
     POD_ERROR = "pod_error"  # k8sPhase Error: pod failure that still needs a cause
     STARTED = "started"  # a container started (supersedes earlier start-phase errors of that pod)
     LOG_ERROR = "log_error"  # an error line in a container log (explains; never classifies alone)
+    FAILURE_REPORT = "failure_report"  # a controller reporting the workload failed (BackoffLimitExceeded, ...)
+    CLEANUP_SIGNAL = "cleanup_signal"  # the container was told to stop: SIGTERM, "Stopping container" (a sender)
+    COLLECTIVE_TIMEOUT = "collective_timeout"  # NCCL/collective timeout or watchdog abort (waiting for a peer?)
 
 
 DIRECT_KINDS = frozenset(
@@ -74,6 +77,8 @@ class Signal:
     init: bool = False
     node: str | None = None
     label: str | None = None  # where in the object the text was read ("phaseMessage", "phase update Failed")
+    replica: str | None = None  # FAILURE_REPORT: the replica type a controller says failed ("Worker")
+    scheduler: bool = False  # read from a scheduler message (FailedScheduling, pendingSchedulingMessages)
 
 
 # -- text patterns (one place) --------------------------------------------------------------------
@@ -108,17 +113,46 @@ _NODE_TEXT = re.compile(
     r"deletionbytaintmanager|marking for deletion pod|which was running pod .* is unresponsive|"
     r"node .* (?:is )?unreachable|kubelet stopped posting node status"
 )
-# The node's GPU stack failing: always the node, whatever else the message says.
+# GPU hardware faults (FORMAT.md "GPU hardware faults"): NODE_FAILURE wherever they are seen, also when the
+# container then exits non-zero. Application-class Xids (13, 31, 43, 45) go with a fault of the program.
+HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
+APPLICATION_XIDS = frozenset({13, 31, 43, 45})
+_XID = re.compile(r"(?i)\bxid\b[^0-9\n]{0,40}?(\d{1,3})\b")
+_GPU_HARDWARE_TEXT = re.compile(
+    r"(?i)fallen off the bus|uncorrectable ecc|ecc error.{0,40}uncorrectable|double[- ]bit ecc|"
+    r"gpu (?:is|has|device) lost|gpu is lost|gpu has fallen|row remap(?:ping)? failure|"
+    r"uncontained (?:ecc|error)|gsp (?:rpc )?(?:timeout|error)"
+)
+# The node's GPU stack failing (runtime, hook, device plugin): always the node, whatever else the message says.
 _NODE_GPU_TEXT = re.compile(
     r"(?i)nvidia-container-cli|nvidia-container-runtime|nvidia-container-toolkit|prestart hook|"
-    r"gpu (?:is|has fallen off|device) lost|gpu is lost|fallen off the bus|unhealthy (?:gpu|devices?)|xid\s*\d+|"
-    r"cannot allocate unhealthy devices|\bnvml\b|driver/library version mismatch|uncorrectable ecc"
+    r"unhealthy (?:gpu|devices?)|cannot allocate unhealthy devices|\bnvml\b|driver/library version mismatch"
 )
 # The container runtime failing to create or name the container: the node, unless the message shows the
 # image or command at fault (exec format error, executable not found), which are the program's own.
 _NODE_RUNTIME_TEXT = re.compile(
     r"(?i)failed to reserve container name|name is reserved|container runtime is down|"
     r"failed to create shim|failed to create containerd (?:task|container)|context deadline exceeded"
+)
+# A controller saying the workload failed: the policy's verdict or the operator's summary, never a cause by itself
+# (FORMAT.md "Quote the decisive Tier 1 reasons verbatim even when the answer is UNKNOWN").
+_FAILURE_REPORT_REASONS = frozenset({"BackoffLimitExceeded", "DeadlineExceeded"})
+_FAILURE_REPORT_TEXT = re.compile(
+    r"(?i)job has reached the specified backoff limit|job was active longer than specified deadline|"
+    r"has failed because|replicas?\(s\)? failed|\bjob failed\b"
+)
+_REPLICA_FAILED = re.compile(r"(?i)\b(\d+)\s+([A-Za-z]+)\s+replica(?:\(s\)|s)?\s+(?:has |have )?failed")
+# The container was told to stop (the sender of a SIGTERM): the kubelet's "Stopping container" (not a probe kill)
+# and a program reporting the SIGTERM it received. A peer's cleanup, a deletion or a drain; never a cause alone.
+_STOPPING_CONTAINER = re.compile(r"(?i)^stopping container\b")
+_SIGTERM_LOG = re.compile(
+    r"(?i)got signal:? 15\b|received (?:signal )?sigterm|\bsigterm received|signal 15 \(sigterm\)|"
+    r"terminated by signal sigterm|caught sigterm|signalexception.*\b15\b"
+)
+_COLLECTIVE_TIMEOUT = re.compile(
+    r"(?i)watchdog caught collective operation timeout|collective operation timeout|timeout at nccl work|"
+    r"nccl (?:communicator|watchdog).{0,40}(?:abort|timeout|timed out)|processgroupnccl.{0,80}time(?:d)? ?out|"
+    r"heartbeat monitor.{0,40}timed? ?out|barrier.{0,40}timed? ?out|ncclremoteerror|remote process exited"
 )
 _POLICY_REASONS = {"DeadlineExceeded", "IdleGPUTimeLimitExceeded", "MaxDurationExceeded", "IdleTimeout", "Stopped"}
 _POLICY_TEXT = re.compile(
@@ -155,6 +189,40 @@ _LOG_ERROR = re.compile(
 )
 
 
+_MISSING_OBJECT = re.compile(
+    r'(?i)(?:persistentvolumeclaims?|secrets?|configmaps?)\s+"[^"]+"\s+not\s+found|couldn\'t find key \S+ in \S+ \S+'
+)
+
+
+def missing_objects(text: str) -> list[str]:
+    """Every missing Secret/ConfigMap/PVC or key a message names, verbatim (``secrets "x" not found``)."""
+    return [m.group(0) for m in _MISSING_OBJECT.finditer(text)]
+
+
+_START_CAUSE = re.compile(
+    r'(?i)exec: "[^"]+": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory'
+    r"|permission denied)|exec format error|executable file not found in \$PATH|no such file or directory"
+)
+
+
+def start_error_cause(text: str) -> str | None:
+    """The verbatim clause of a runtime start error that names the image's or command's fault, or None."""
+    m = _START_CAUSE.search(text)
+    return m.group(0) if m else None
+
+
+def gpu_hardware_fault(text: str) -> str | None:
+    """The GPU hardware fault a text names (``"Xid 79"``, ``"fallen off the bus"``), or None.
+
+    FORMAT.md "GPU hardware faults": Xid 48, 63, 64, 74, 79, 92, 94, 95, 119, 120, an uncorrectable
+    ECC error, a GPU fallen off the bus. Application-class Xids (13, 31, 43, 45) return None."""
+    for xid in _XID.finditer(text):
+        if int(xid.group(1)) in HARDWARE_XIDS:
+            return f"Xid {xid.group(1)}"
+    m = _GPU_HARDWARE_TEXT.search(text)
+    return m.group(0) if m else None
+
+
 def classify_exit(code: int) -> Kind:
     """Exit code -> kind: 137/143/other 128+n without a named sender stay unresolved (EXIT_SIGNAL)."""
     if code in APP_SIGNAL_EXITS:
@@ -182,6 +250,7 @@ def text_signals(
     both = f"{reason} {message}"
     quote = message or reason
     out: list[Signal] = []
+    scheduler = reason in _SCHED_REASONS or label == "pendingSchedulingMessages"
 
     def add(kind: Kind, **kw: Any) -> None:
         out.append(
@@ -195,6 +264,7 @@ def text_signals(
                 reason=reason or None,
                 node=node,
                 label=label,
+                scheduler=scheduler,
                 **kw,
             )
         )
@@ -224,7 +294,7 @@ def text_signals(
     if reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
         add(Kind.MOUNT_FAILED)
     runtime_message = reason in _START_ERROR_REASONS or "OCI runtime" in message or "containerd" in message
-    if _NODE_GPU_TEXT.search(both):
+    if gpu_hardware_fault(both) or _NODE_GPU_TEXT.search(both):
         add(Kind.NODE_FAILURE)
     elif _START_APP_TEXT.search(both):
         add(Kind.START_ERROR_APP)
@@ -238,6 +308,11 @@ def text_signals(
         add(Kind.NODE_FAILURE)
     if reason in _POLICY_REASONS - {"Stopped"} or _POLICY_TEXT.search(both):
         add(Kind.POLICY_STOP)
+    if reason in _FAILURE_REPORT_REASONS or reason.endswith("JobFailed") or _FAILURE_REPORT_TEXT.search(message):
+        replica = _REPLICA_FAILED.search(message)
+        add(Kind.FAILURE_REPORT, replica=replica.group(2) if replica else None)
+    if reason == "Killing" and _STOPPING_CONTAINER.search(message):
+        add(Kind.CLEANUP_SIGNAL)
     if _LIVENESS_KILL.search(message):
         add(Kind.LIVENESS_KILL)
     elif _PROBE_FAILED.search(message):
@@ -264,6 +339,13 @@ def k8s_phase_signals(k8s_phase: str | None, *, source: str, at: datetime | None
         return [Signal(Kind.OOM_KILLED, **base)]  # type: ignore[arg-type]
     if phase in _IMAGE_PULL_REASONS:
         return [Signal(Kind.IMAGE_PULL, **base)]  # type: ignore[arg-type]
+    # "Init:<waiting reason>" names the init container's waiting reason: a missing Secret/ConfigMap
+    # (CreateContainerConfigError) or an image pull means no init container ran (FORMAT.md "Init:" rule).
+    waiting = phase.removeprefix("Init:")
+    if phase.startswith("Init:") and waiting == "CreateContainerConfigError":
+        return [Signal(Kind.MOUNT_FAILED, init=True, **base)]  # type: ignore[arg-type]
+    if phase.startswith("Init:") and waiting in _IMAGE_PULL_REASONS:
+        return [Signal(Kind.IMAGE_PULL, init=True, **base)]  # type: ignore[arg-type]
     if phase.startswith("Init:") and phase not in {"Init:0/1"} and re.search(r"Error|CrashLoop", phase):
         return [Signal(Kind.INIT_FAILED, init=True, **base)]  # type: ignore[arg-type]
     if phase == "CreateContainerConfigError":
@@ -375,12 +457,20 @@ def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
                     node=name,
                 )
             )
-        elif cond.get("status") == "True" and _NODE_GPU_TEXT.search(
-            f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}"
+        elif cond.get("status") == "True" and (
+            gpu_hardware_fault(f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}")
+            or _NODE_GPU_TEXT.search(f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}")
         ):
-            out.append(Signal(Kind.NODE_FAILURE, text=f"{cond.get('type')}=True: {cond.get('message', '')}",
-                              source=source, at=parse_time(cond.get("lastTransitionTime")), node=name,
-                              reason=cond.get("reason")))
+            out.append(
+                Signal(
+                    Kind.NODE_FAILURE,
+                    text=f"{cond.get('type')}=True: {cond.get('message', '')}",
+                    source=source,
+                    at=parse_time(cond.get("lastTransitionTime")),
+                    node=name,
+                    reason=cond.get("reason"),
+                )
+            )
         elif cond.get("type") in {"MemoryPressure", "DiskPressure", "PIDPressure"} and cond.get("status") == "True":
             out.append(
                 Signal(
@@ -414,18 +504,36 @@ def log_error_lines(text: str, limit: int = 6) -> list[str]:
 
 
 def gpu_hardware_in_log(text: str) -> bool:
-    """Whether a log names a GPU hardware fault (Xid, fallen off the bus, ECC, unspecified launch failure)."""
-    return bool(_NODE_GPU_TEXT.search(text) or re.search(r"(?i)unspecified launch failure", text))
+    """Whether a log names a GPU fault worth reading the node for (hardware Xid, ECC, fallen off the bus,
+    the GPU stack, unspecified launch failure)."""
+    return bool(
+        gpu_hardware_fault(text) or _NODE_GPU_TEXT.search(text) or re.search(r"(?i)unspecified launch failure", text)
+    )
 
 
-def log_signals(text: str, *, source: str, pod: str, container: str) -> list[Signal]:
-    """Error lines of a container log (explaining evidence) and CUDA OOM raised inside the program."""
+def log_signals(text: str, *, source: str, pod: str, container: str, node: str | None = None) -> list[Signal]:
+    """Signals of a container log: error lines (explaining evidence), CUDA OOM raised inside the program, a GPU
+    hardware fault (NODE_FAILURE, FORMAT.md), a SIGTERM the program received, an NCCL/collective timeout."""
     out = [
         Signal(Kind.LOG_ERROR, text=line.strip(), source=source, pod=pod, container=container)
         for line in log_error_lines(text)
     ]
+    found: set[Kind] = set()
     for line in text.splitlines():
-        if _CUDA_OOM.search(line):
-            out.append(Signal(Kind.CUDA_OOM, text=line.strip(), source=source, pod=pod, container=container))
-            break
+        kind: Kind | None = None
+        if Kind.CUDA_OOM not in found and _CUDA_OOM.search(line):
+            kind = Kind.CUDA_OOM
+        elif Kind.NODE_FAILURE not in found and gpu_hardware_fault(line):
+            kind = Kind.NODE_FAILURE
+        elif Kind.CLEANUP_SIGNAL not in found and _SIGTERM_LOG.search(line):
+            kind = Kind.CLEANUP_SIGNAL
+        elif Kind.COLLECTIVE_TIMEOUT not in found and _COLLECTIVE_TIMEOUT.search(line):
+            kind = Kind.COLLECTIVE_TIMEOUT
+        if kind is not None:
+            found.add(kind)
+            out.append(
+                Signal(
+                    kind, text=line.strip(), source=source, pod=pod, container=container, node=node, label="log line"
+                )
+            )
     return out
