@@ -118,6 +118,9 @@ def render_text(report: Report) -> str:
         out.append(f"Note: {note}")
     if report.notes:
         out.append("")
+    if report.confidence is not None:
+        basis = "; ".join(report.confidence.signals)
+        out += [f"Evidence strength: {report.confidence.level}" + (f" ({basis})" if basis else ""), ""]
     if report.next_action:
         out += [f"Next action (recommended, not performed): {report.next_action}", ""]
     if report.gaps:
@@ -145,6 +148,8 @@ def to_json(report: Report, blocks: list[dict[str, Any]] | None = None) -> dict[
         "category": report.category.value if report.category else None,
         "recurring": report.recurring,
         "occurrences": report.occurrences,
+        "confidence": report.confidence.level if report.confidence else None,
+        "confidence_signals": report.confidence.signals if report.confidence else [],
         "question": report.question,
         "evidence": data["evidence"],
         "gaps": data["gaps"],

@@ -160,6 +160,39 @@ class Recurrence(_Sanitized):
         return self.count >= 2
 
 
+_SOURCE_LABELS: tuple[tuple[str, str], ...] = (
+    ("kubectl describe pod", "pod status"),
+    ("kubectl describe node", "node status"),
+    ("kubectl get events", "events"),
+    ("kubectl logs", "kubectl logs"),
+    ("/events", "events"),
+    ("/history", "history"),
+    ("/pods", "pods"),
+    ("/metrics", "metrics"),
+    ("/api/v1/workloads/", "workload status"),
+)
+
+
+def source_label(source: str) -> str:
+    """A short label for the call a fact came from (``GET /api/v1/workloads/{id}/events`` -> ``events``);
+    the full call stays in the evidence item."""
+    for needle, label in _SOURCE_LABELS:
+        if needle in source:
+            return label
+    return source.split(" (")[0]
+
+
+class Confidence(_Sanitized):
+    """How directly the evidence supports the verdict (issue 8 §5).
+
+    ``level``: ``direct`` (one signal names the category by itself), ``inferred`` (the verdict follows from
+    several signals together, or from an exit code), ``none`` (no cause: UNKNOWN, or not a diagnosis);
+    ``signals``: the signals it rests on, as short verbatim phrases ("reason OOMKilled (pod status)")."""
+
+    level: Literal["direct", "inferred", "none"]
+    signals: list[str] = Field(default_factory=list)
+
+
 class Report(_Sanitized):
     """One answer. ``headline`` is the verdict sentence shown first."""
 
@@ -171,6 +204,7 @@ class Report(_Sanitized):
     evidence: list[EvidenceItem] = Field(default_factory=list)
     recurrence: Recurrence | None = None
     next_action: str | None = None
+    confidence: Confidence | None = None
     notes: list[str] = Field(default_factory=list)
     gaps: list[Gap] = Field(default_factory=list)
     links: list[Link] = Field(default_factory=list)

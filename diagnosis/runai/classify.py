@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from diagnosis.report import Category
+from diagnosis.report import Category, source_label
 from diagnosis.runai.signals import DIRECT_KINDS, START_PHASE_KINDS, Kind, Signal, missing_objects
 
 
@@ -272,6 +272,59 @@ def peer_unknown(order: PodOrder, tier2_available: bool) -> Finding | None:
     if not tier2_available:
         reason += "; Tier 2 Kubernetes evidence was not available"
     return Finding(Category.UNKNOWN, (report,) if report is not None else (), reason=reason)
+
+
+#: Kinds that name their category by themselves (a verbatim reason or message): a *direct* verdict.
+NAMING_KINDS = frozenset(
+    {
+        Kind.OOM_KILLED,
+        Kind.IMAGE_PULL,
+        Kind.MOUNT_FAILED,
+        Kind.NODE_FAILURE,
+        Kind.POLICY_STOP,
+        Kind.START_ERROR_APP,
+        Kind.CUDA_OOM,
+        Kind.LIVENESS_KILL,
+    }
+)
+
+
+_KIND_WORDS: dict[Kind, str] = {
+    Kind.OOM_KILLED: "OOMKilled",
+    Kind.IMAGE_PULL: "image pull error",
+    Kind.INIT_FAILED: "init container failure",
+    Kind.MOUNT_FAILED: "mount error",
+    Kind.NODE_FAILURE: "node failure",
+    Kind.POLICY_STOP: "policy stop",
+    Kind.APP_EXIT: "exit code",
+    Kind.START_ERROR_APP: "start error",
+    Kind.CUDA_OOM: "CUDA out of memory",
+    Kind.LIVENESS_KILL: "liveness probe kill",
+    Kind.EXIT_SIGNAL: "signal exit",
+    Kind.POD_ERROR: "pod Error",
+    Kind.FAILURE_REPORT: "failure report",
+}
+
+
+def _phrase(s: Signal) -> str:
+    what = s.reason or _KIND_WORDS.get(s.kind, s.kind.value)
+    if s.exit_code is not None:
+        what += f" (exit code {s.exit_code})"
+    return f"{what} in {source_label(s.source)}"
+
+
+def confidence(finding: Finding) -> tuple[str, list[str]]:
+    """How directly ``finding`` rests on its evidence (issue 8 §5): ``direct`` when a signal names the category
+    by itself (a reason or message such as OOMKilled, an image pull error, a missing Secret, a node condition,
+    a probe kill), ``inferred`` when it follows from an exit code or a status with no message (an init container's
+    exit, ``Init:Error``), ``none`` for UNKNOWN. Returns (level, the signals it rests on as short phrases)."""
+    phrases = list(dict.fromkeys(_phrase(s) for s in finding.signals))[:4]
+    if finding.category == Category.UNKNOWN:
+        return "none", phrases
+    naming = [s for s in finding.signals if s.kind in NAMING_KINDS or (s.kind == Kind.INIT_FAILED and s.exit_code)]
+    if naming:
+        return "direct", list(dict.fromkeys(_phrase(s) for s in naming))[:4]
+    return "inferred", phrases
 
 
 def unresolved_exit(signals: Sequence[Signal]) -> list[Signal]:

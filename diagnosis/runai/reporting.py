@@ -19,6 +19,7 @@ from diagnosis.question import Question
 from diagnosis.report import (
     Category,
     Choice,
+    Confidence,
     EvidenceItem,
     Excerpt,
     Gap,
@@ -28,7 +29,7 @@ from diagnosis.report import (
     Recurrence,
     Report,
 )
-from diagnosis.runai.classify import Finding, PodOrder
+from diagnosis.runai.classify import Finding, PodOrder, confidence
 from diagnosis.runai.models import Cluster, Workload
 from diagnosis.runai.signals import (
     Kind,
@@ -562,4 +563,11 @@ class ReportBuilder:
             )
         if self.rec is not None and self.rec.recurring:
             headline += f" It recurred: {self.rec.count} times in the lookback."
-        return self._report(Outcome.DIAGNOSED, headline, category=cat, next_action=next_action)
+        level, basis = confidence(finding)
+        return self._report(
+            Outcome.DIAGNOSED,
+            headline,
+            category=cat,
+            next_action=next_action,
+            confidence=Confidence(level=level, signals=basis),  # type: ignore[arg-type]
+        )

@@ -117,7 +117,7 @@ _NODE_TEXT = re.compile(
 # container then exits non-zero. Application-class Xids (13, 31, 43, 45) go with a fault of the program.
 HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
 APPLICATION_XIDS = frozenset({13, 31, 43, 45})
-_XID = re.compile(r"(?i)\bxid\b[^0-9\n]{0,40}?(\d{1,3})\b")
+_XID = re.compile(r"(?i)\bxid\b\s*(?:\([^)\n]{0,40}\))?\s*[:=]?\s*(\d{1,3})\b")
 _GPU_HARDWARE_TEXT = re.compile(
     r"(?i)fallen off the bus|uncorrectable ecc|ecc error.{0,40}uncorrectable|double[- ]bit ecc|"
     r"gpu (?:is|has|device) lost|gpu is lost|gpu has fallen|row remap(?:ping)? failure|"
