@@ -16,6 +16,7 @@ demo: $(BIN)/.installed
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check bot handlers diagnosis sandbox tests bench
+	$(BIN)/ruff format --check bot handlers diagnosis sandbox tests bench
 	$(BIN)/mypy
 
 test: lint
@@ -27,3 +28,6 @@ cases: $(BIN)/.installed
 bench: $(BIN)/.installed
 	$(BIN)/python bench/diagnose.py
 	$(BIN)/python bench/slack.py
+	$(BIN)/python bench/accuracy.py
+	$(BIN)/python bench/digest.py
+	$(BIN)/python bench/osmo_fuzz.py

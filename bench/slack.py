@@ -60,7 +60,8 @@ def external_sandbox(snapshot: Path, latency_ms: int) -> Iterator[tuple[Backends
     cli = str(Path(sys.executable).parent / "workload-doctor")
     proc = subprocess.Popen(
         [cli, "sandbox", "--snapshot", str(snapshot), "--latency-ms", str(latency_ms)],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None
@@ -139,9 +140,7 @@ async def measure(http: httpx.AsyncClient, bot: Any, slack: SlackMock, tag: str,
     await bot.tracker.idle(120)
     updates = [c for c in slack.of("chat.update") if c.body["channel"] in sent]
     answers = [c.at - sent[c.body["channel"]] for c in updates]
-    verdicts = {
-        json.dumps([b["text"]["text"] for b in c.body["blocks"] if b["type"] == "header"]) for c in updates
-    }
+    verdicts = {json.dumps([b["text"]["text"] for b in c.body["blocks"] if b["type"] == "header"]) for c in updates}
     return Run(acks, answers, verdicts)
 
 
@@ -149,8 +148,10 @@ def report(title: str, run: Run, n: int) -> bool:
     print(title)
     print(f"  ack     p50 {statistics.median(run.acks) * 1000:7.1f} ms   p99 {pct(run.acks, 99) * 1000:7.1f} ms")
     if run.answers:
-        print(f"  answer  p50 {statistics.median(run.answers) * 1000:7.1f} ms   "
-              f"p95 {pct(run.answers, 95) * 1000:7.1f} ms   ({len(run.answers)}/{n} answered)")
+        print(
+            f"  answer  p50 {statistics.median(run.answers) * 1000:7.1f} ms   "
+            f"p95 {pct(run.answers, 95) * 1000:7.1f} ms   ({len(run.answers)}/{n} answered)"
+        )
     print(f"  verdicts: {sorted(run.verdicts)}")
     return len(run.answers) == n and pct(run.acks, 99) < 3.0
 
@@ -158,8 +159,14 @@ def report(title: str, run: Run, n: int) -> bool:
 async def main(n: int, latency_ms: int, case: str, scenario: str, in_process: bool = False) -> int:
     slack = SlackMock().start()
     prefix = f"wdbench:{uuid.uuid4().hex[:8]}:"
-    settings = Settings(bot_token=TOKEN, signing_secret=SECRET, redis_url=REDIS_URL, api_url=slack.api_url,
-                        rate_limit=10_000, key_prefix=prefix)
+    settings = Settings(
+        bot_token=TOKEN,
+        signing_secret=SECRET,
+        redis_url=REDIS_URL,
+        api_url=slack.api_url,
+        rate_limit=10_000,
+        key_prefix=prefix,
+    )
     snapshot, name, copies = with_copies(json.loads((CASES / f"{case}.json").read_text()), n)
     tags = {"same": "S", "distinct": "D"}
     scenarios = list(tags) if scenario == "both" else [scenario]
@@ -183,15 +190,16 @@ async def main(n: int, latency_ms: int, case: str, scenario: str, in_process: bo
                 )
                 # steady state: a token, open pools; nothing cached for the measured workloads
                 warm = command_body("no-such-workload project=nlp", user="U0WARMUP0", channel="C0WARMUP0")
-                await http.post("/slack/events", content=warm,
-                                headers={"content-type": "application/x-www-form-urlencoded", **sign(warm)})
+                await http.post(
+                    "/slack/events",
+                    content=warm,
+                    headers={"content-type": "application/x-www-form-urlencoded", **sign(warm)},
+                )
                 await bot.tracker.idle(60)
                 where = "in-process" if in_process else "separate process"
                 print(f"{n} concurrent /diagnose, sandbox ({where}) latency {latency_ms} ms, case {case}")
                 for s in scenarios:
-                    questions = (
-                        [f"{name} project=nlp"] * n if s == "same" else [f"{c} project=nlp" for c in copies]
-                    )
+                    questions = [f"{name} project=nlp"] * n if s == "same" else [f"{c} project=nlp" for c in copies]
                     what = "the same workload" if s == "same" else "a different workload each"
                     run = await measure(http, bot, slack, tags[s], questions)
                     ok = report(f"{s}: {what}", run, n) and ok
@@ -208,7 +216,10 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--case", default="text-only-question")
     parser.add_argument("--scenario", choices=["same", "distinct", "both"], default="both")
-    parser.add_argument("--in-process-sandbox", action="store_true",
-                        help="serve the sandbox from this process (shares the GIL with the bot)")
+    parser.add_argument(
+        "--in-process-sandbox",
+        action="store_true",
+        help="serve the sandbox from this process (shares the GIL with the bot)",
+    )
     args = parser.parse_args()
     sys.exit(asyncio.run(main(args.n, args.latency_ms, args.case, args.scenario, args.in_process_sandbox)))

@@ -36,12 +36,14 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
 from bot.policy import Policy
+from bot.scheduler import DigestScheduler
 from bot.settings import Settings
 from bot.state import Store
 from bot.tasks import TaskTracker
 from diagnosis.answer import Backends, preload
 from diagnosis.http import close_shared_connections, share_connections
 from handlers import listeners, middleware
+from handlers.digests import DigestDesk
 from handlers.doctor import AnswerFn, Doctor
 from handlers.slack_surface import SlackSurface
 from handlers.watch import Watches, WatchFetch
@@ -71,6 +73,7 @@ class Bot:
     tracker: TaskTracker
     settings: Settings
     watches: Watches
+    scheduler: DigestScheduler | None = None
 
     async def start(self) -> None:
         """Open the connection pools (Slack Web API; Run:ai and OSMO), resume the active watches no live
@@ -90,9 +93,30 @@ class Bot:
             log.info("resumed %d watch(es)", resumed)
         if self.store.redis is not None:
             self.tracker.spawn(self.watches.sweep_forever(), name="watch-sweeper", daemon=True)
+        schedules = self.policy.schedules()
+        if schedules and self.doctor.digests is not None:
+            team = "-"
+            try:
+                team = str((await client.auth_test()).get("team_id") or "-")
+            except Exception:
+                log.warning("auth.test failed: scheduled digests keyed without a team id")
+            client_ref = client
+            self.scheduler = DigestScheduler(
+                self.doctor.digests,
+                self.store,
+                schedules,
+                lambda channel: SlackSurface(client_ref, channel),
+                team=team,
+                tick=self.settings.digest_tick,
+                lease_ttl=self.settings.digest_lease,
+            )
+            self.tracker.spawn(self.scheduler.run_forever(), name="digest-scheduler", daemon=True)
+            log.info("%d scheduled digest(s)", len(schedules))
 
     async def close(self, grace: float = 60.0) -> None:
         await self.watches.stop()
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         cancelled = await self.tracker.drain(grace)
         if cancelled:
             log.warning("%d diagnosis task(s) cancelled at shutdown", cancelled)
@@ -140,11 +164,10 @@ def build_bot(
         min_interval=settings.watch_min_interval,
     )
     doctor.watches = watches
+    doctor.digests = DigestDesk(backends, policy, store=store)
     middleware.install(app, store=store, policy=policy, spawn=tracker.spawn)
     listeners.register(app, doctor, tracker.spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
-    return Bot(
-        app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches
-    )
+    return Bot(app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches)
 
 
 def http_app(bot: Bot) -> Starlette:
@@ -181,9 +204,7 @@ def run_http(bot: Bot, host: str = "0.0.0.0", port: int = 3000) -> None:
     import uvicorn
 
     # uvicorn turns SIGTERM into a graceful shutdown; the lifespan then drains the tasks
-    uvicorn.run(
-        http_app(bot), host=host, port=port, log_level="info", access_log=False, timeout_graceful_shutdown=90
-    )
+    uvicorn.run(http_app(bot), host=host, port=port, log_level="info", access_log=False, timeout_graceful_shutdown=90)
 
 
 async def run_socket(bot: Bot, health_port: int | None = None) -> None:

@@ -66,9 +66,7 @@ async def chat(
             return None
 
     reader = read or default_read
-    surface._print(
-        "Workload Doctor (terminal). Ask e.g. 'why did train-7 fail in project nlp?'; 'quit' to stop."
-    )
+    surface._print("Workload Doctor (terminal). Ask e.g. 'why did train-7 fail in project nlp?'; 'quit' to stop.")
     pending = [first] if first else []
     while True:
         line = pending.pop(0) if pending else await asyncio.to_thread(reader)

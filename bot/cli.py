@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import os
+import shlex
 import signal
 import sys
 import time
@@ -124,7 +125,9 @@ def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tu
             runai=RunaiConfig(sandbox.url, "sandbox", "sandbox", console_url=sandbox.url)
             if "runai" in snapshot
             else None,
-            kube=KubeConfig(kubeconfig=sandbox.kubeconfig()),
+            # The sandbox's Tier 2 settings, read as the environment's are: with kubernetes_by_cluster, a kubeconfig
+            # with one context per cluster and WD_KUBE_CONTEXTS mapping each cluster uuid to its context.
+            kube=KubeConfig.from_env(sandbox.kube_env()),
             osmo=OsmoConfig(sandbox.url, "sandbox-access-token") if "osmo" in snapshot else None,
         )
         if now is not None:
@@ -201,6 +204,13 @@ def diagnose(
         workflow_id=workflow,
     )
 
+    if snapshot is not None and _snapshot_kind(snapshot) == "digest":
+        from bot.cli_digest import run_digest
+        from diagnosis.digests import DigestAsk
+
+        run_digest(snapshot, DigestAsk(), fmt.value, debug)
+        return
+
     def run() -> Report:
         with backends_for(snapshot) as (backends, ask):
             q = build_question(options, ask)
@@ -208,6 +218,17 @@ def diagnose(
 
     report = run_guarded(run, debug)
     emit(report, fmt)
+
+
+def _snapshot_kind(path: str) -> str | None:
+    """The ``ask.kind`` of a snapshot file (``"digest"``), or None; a bad file is left to the normal path."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            ask = json.load(fh).get("ask")
+    except (OSError, ValueError, AttributeError):
+        return None
+    kind = ask.get("kind") if isinstance(ask, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 @app.command()
@@ -227,9 +248,8 @@ def sandbox(
             typer.echo(f"sandbox serving {snapshot} at {sb.url}")
             if "runai" in snap:
                 typer.echo(f"  RUNAI_BASE_URL={sb.url} RUNAI_CLIENT_ID=sandbox RUNAI_CLIENT_SECRET=sandbox")
-            kube = sb.kubeconfig()
-            if kube:
-                typer.echo(f"  KUBECONFIG={kube}")
+            for name, value in sb.kube_env().items():
+                typer.echo(f"  {name}={shlex.quote(value)}")
             if "osmo" in snap:
                 typer.echo(f"  OSMO_URL={sb.url} OSMO_TOKEN=sandbox")
             sys.stdout.flush()
@@ -243,8 +263,10 @@ def sandbox(
 
 
 def _register_subcommands() -> None:
-    from bot import cli_osmo, cli_slack
+    from bot import cli_capture, cli_digest, cli_osmo, cli_slack
 
+    cli_capture.register(app)
+    cli_digest.register(app)
     cli_osmo.register(app)
     cli_slack.register(app)
 

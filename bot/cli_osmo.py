@@ -26,9 +26,7 @@ DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks and deb
 WorkflowArg = Annotated[str, typer.Argument(help="OSMO workflow ID, e.g. sdg-render-7.")]
 
 
-def _ask(
-    kind: Kind, text: str, workflow_id: str | None, snapshot: str | None, fmt: Format, debug: bool
-) -> None:
+def _ask(kind: Kind, text: str, workflow_id: str | None, snapshot: str | None, fmt: Format, debug: bool) -> None:
     setup_logging(logging.DEBUG if debug else logging.WARNING)
 
     def run() -> Report:
@@ -74,9 +72,7 @@ def watch_cmd(
     snapshot: SnapshotOpt = None,
     fmt: FormatOpt = Format.text,
     debug: DebugOpt = False,
-    interval: Annotated[
-        float | None, typer.Option("--interval", help="Poll every N seconds (your cadence).")
-    ] = None,
+    interval: Annotated[float | None, typer.Option("--interval", help="Poll every N seconds (your cadence).")] = None,
     max_polls: Annotated[int | None, typer.Option("--max-polls", help="Stop after N polls.")] = None,
 ) -> None:
     """Follow a workflow to a terminal state, printing each state change, then the final report."""
@@ -102,12 +98,8 @@ def watch_cmd(
                         if change is not None:
                             typer.echo(change.sentence())
                         elif not current.done:
-                            typer.echo(
-                                f"{workflow}: still {current.status} (next poll in {current.interval():g} s)"
-                            )
-                question = Question(
-                    text=f"status of workflow {workflow}", workflow_id=workflow, kind="osmo_status"
-                )
+                            typer.echo(f"{workflow}: still {current.status} (next poll in {current.interval():g} s)")
+                question = Question(text=f"status of workflow {workflow}", workflow_id=workflow, kind="osmo_status")
                 return await answer(question, backends)
 
             return asyncio.run(follow())
@@ -125,6 +117,4 @@ def register(app: typer.Typer) -> None:
     osmo.command("explain")(explain_cmd)
     osmo.command("watch")(watch_cmd)
     app.add_typer(osmo, name="osmo")
-    app.command("watch", help="Follow an OSMO workflow to a terminal state (same as `osmo watch`).")(
-        watch_cmd
-    )
+    app.command("watch", help="Follow an OSMO workflow to a terminal state (same as `osmo watch`).")(watch_cmd)

@@ -17,9 +17,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def serve(
-        socket: Annotated[
-            bool, typer.Option("--socket", help="Socket Mode (needs SLACK_APP_TOKEN).")
-        ] = False,
+        socket: Annotated[bool, typer.Option("--socket", help="Socket Mode (needs SLACK_APP_TOKEN).")] = False,
         http: Annotated[
             bool, typer.Option("--http", help="HTTP mode at /slack/events (needs SLACK_SIGNING_SECRET).")
         ] = False,

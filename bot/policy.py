@@ -12,7 +12,18 @@
         clusters: [dgx-prod]
         projects: [nlp]
     channels:                    # defaults for questions asked in a channel
-      C0123456789: {cluster: dgx-prod, project: nlp}   # or cluster_id: <uuid>
+      C0123456789:
+        cluster: dgx-prod        # or cluster_id: <uuid>
+        project: nlp
+        digests:                 # scheduled digests posted in this channel (bot.scheduler)
+          - name: morning
+            cron: "0 9 * * 1-5"  # croniter syntax; a sixth field is seconds
+            tz: Europe/Berlin
+            max_window: 7d       # a digest covers the time since the previous one, at most this
+            cluster: dgx-prod    # null: every cluster the control plane lists
+            projects: [nlp]      # null: every project
+            pools: null          # OSMO pools; null: every pool
+            min_failures: 0      # post only when at least this many failed
 
 Without a file everyone may diagnose everything (logged at startup). A check with a value still
 unknown (the cluster before the core resolved it) passes that dimension; the bot checks again
@@ -38,12 +49,85 @@ class Rule:
     projects: frozenset[str]
 
 
+@dataclass(frozen=True)
+class DigestSchedule:
+    """One scheduled digest of a channel (``channels.<channel>.digests[i]``): ``cron`` in time zone ``tz``,
+    covering the time since that channel's previous digest of this ``name``, at most ``max_window`` seconds."""
+
+    channel: str
+    name: str
+    cron: str
+    tz: str = "UTC"
+    max_window: int = 7 * 86400
+    cluster: str | None = None
+    projects: tuple[str, ...] | None = None
+    pools: tuple[str, ...] | None = None
+    min_failures: int = 0
+
+
+def _digest_schedules(channel: str, raw: Any, name: str) -> list[DigestSchedule]:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from croniter import croniter
+
+    from diagnosis.digests import parse_since
+    from diagnosis.question import QuestionError
+
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise SettingsError(f"{name}: channels.{channel}.digests must be a list")
+    out: list[DigestSchedule] = []
+    for i, item in enumerate(raw):
+        where = f"{name}: channels.{channel}.digests[{i}]"
+        if not isinstance(item, dict) or not item.get("cron"):
+            raise SettingsError(f"{where} needs a 'cron'")
+        cron = str(item["cron"])
+        if not croniter.is_valid(cron):
+            raise SettingsError(f"{where}: {cron!r} is not a valid cron expression")
+        tz = str(item.get("tz") or "UTC")
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise SettingsError(f"{where}: unknown time zone {tz!r}") from None
+        try:
+            window = parse_since(str(item.get("max_window") or "7d"))
+        except QuestionError as exc:
+            raise SettingsError(f"{where}: max_window: {exc}") from None
+
+        def names(key: str, item: dict[str, Any] = item, where: str = where) -> tuple[str, ...] | None:
+            value = item.get(key)
+            if value is None:
+                return None
+            if not isinstance(value, list):
+                raise SettingsError(f"{where}: {key} must be a list or null")
+            return tuple(map(str, value))
+
+        out.append(
+            DigestSchedule(
+                channel=channel,
+                name=str(item.get("name") or f"digest-{i + 1}"),
+                cron=cron,
+                tz=tz,
+                max_window=int(window.total_seconds()),
+                cluster=str(item["cluster"]) if item.get("cluster") else None,
+                projects=names("projects"),
+                pools=names("pools"),
+                min_failures=int(item.get("min_failures") or 0),
+            )
+        )
+    if len({d.name for d in out}) != len(out):
+        raise SettingsError(f"{name}: channels.{channel}.digests: names must be unique")
+    return out
+
+
 @dataclass
 class Policy:
     rules: list[Rule] = field(default_factory=list)
     groups: dict[str, frozenset[str]] = field(default_factory=dict)
     channels: dict[str, dict[str, str]] = field(default_factory=dict)
     enabled: bool = False
+    digests: dict[str, list[DigestSchedule]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | None) -> Policy:
@@ -75,14 +159,20 @@ class Policy:
                 )
             )
         channels: dict[str, dict[str, str]] = {}
+        digests: dict[str, list[DigestSchedule]] = {}
         for ch, defaults in (data.get("channels") or {}).items():
             if not isinstance(defaults, dict):
                 raise SettingsError(f"{name}: channels.{ch} must be a mapping")
-            channels[str(ch)] = {
-                k: str(v) for k, v in defaults.items() if k in ("cluster", "cluster_id", "project")
-            }
+            channels[str(ch)] = {k: str(v) for k, v in defaults.items() if k in ("cluster", "cluster_id", "project")}
+            schedules = _digest_schedules(str(ch), defaults.get("digests"), name)
+            if schedules:
+                digests[str(ch)] = schedules
         enabled = "access" in data
-        return cls(rules=rules, groups=groups, channels=channels, enabled=enabled)
+        return cls(rules=rules, groups=groups, channels=channels, enabled=enabled, digests=digests)
+
+    def schedules(self) -> list[DigestSchedule]:
+        """Every scheduled digest of every channel."""
+        return [d for channel in sorted(self.digests) for d in self.digests[channel]]
 
     def defaults_for(self, channel: str | None) -> dict[str, str]:
         return dict(self.channels.get(channel or "", {}))

@@ -7,7 +7,13 @@ mock), ``WD_POLICY_FILE`` (access policy and per-channel defaults, YAML; optiona
 follow-up question waits for its answer, default 3600), ``WD_WATCH_MIN_INTERVAL`` (a watch never
 polls faster than this many seconds, even with a user's cadence; default 5), ``WD_WATCH_SCALE``
 (multiplies every watch interval — the spec's 10–15 s / 30 s / 60 s cadence, the minimum and
-the sweep for orphaned watches; default 1, tests and demos use e.g. 0.01).
+the sweep for orphaned watches; default 1, tests and demos use e.g. 0.01), ``WD_DIGEST_TICK`` (seconds
+between checks for a due scheduled digest, default 30) and ``WD_DIGEST_LEASE`` (seconds a replica's claim
+of a digest slot lasts without renewal, default 120), ``WD_REDIS_PREFIX`` (the prefix of every Redis key,
+default ``wd:``, so two bots can share one Redis).
+
+The backends' settings (Run:ai, OSMO, and Tier 2: ``KUBECONFIG``, ``WD_KUBE_CONTEXTS``, ``WD_IN_CLUSTER_ID``)
+are read by :mod:`diagnosis.config`, at start-up too: a malformed one is named there.
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ class Settings:
     key_prefix: str = "wd:"
     watch_min_interval: float = 5.0
     watch_scale: float = 1.0
+    digest_tick: float = 30.0
+    digest_lease: float = 120.0
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
@@ -94,9 +102,7 @@ class Settings:
             raise SettingsError("SLACK_APP_TOKEN must be an app-level token (xapp-…)")
         redis_url = env.get("REDIS_URL") or None
         if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
-            raise SettingsError(
-                f"REDIS_URL must start with redis://, rediss:// or unix://, not {redis_url!r}"
-            )
+            raise SettingsError(f"REDIS_URL must start with redis://, rediss:// or unix://, not {redis_url!r}")
         policy = env.get("WD_POLICY_FILE") or None
         if policy and not os.path.exists(policy):
             raise SettingsError(f"WD_POLICY_FILE {policy!r} does not exist")
@@ -109,6 +115,9 @@ class Settings:
             policy_file=policy,
             rate_limit=_int(env, "WD_RATE_LIMIT", 10),
             conversation_ttl=_int(env, "WD_CONVERSATION_TTL", 3600),
+            key_prefix=env.get("WD_REDIS_PREFIX") or "wd:",
+            digest_tick=_float(env, "WD_DIGEST_TICK", 30.0),
+            digest_lease=_float(env, "WD_DIGEST_LEASE", 120.0),
             watch_min_interval=_float(env, "WD_WATCH_MIN_INTERVAL", 5.0),
             watch_scale=_float(env, "WD_WATCH_SCALE", 1.0),
         )

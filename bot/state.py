@@ -8,11 +8,17 @@ on the next command, so the bot recovers by itself when Redis returns.
 
 Without a URL (the terminal twin) everything lives in process memory.
 
+Leases (:meth:`Store.lease`): the one mechanism for scheduled work. A lease ``lease:<name>`` holds
+``owner|token`` (``SET PX``, renewed while its holder works); every fresh holder gets a new fencing
+token from ``leasetoken:<name>``, and shared state is written only through :meth:`Store.fenced_put`,
+which checks the lease and the token atomically, so a holder that stalled past its lease cannot
+overwrite its successor.
+
 Watches (``/diagnose watch <workflow>``): one key per watch (``watch:<id>``, the id naming team,
-channel, thread and workflow) holding its JSON, a set ``watches`` indexing the active ones, and a
-lease ``watchlease:<id>`` (``SET NX PX`` holding the owner replica's id) renewed while that
-replica polls, so only one replica polls a watch at a time and another one carries it on once the
-lease expires or is released. When Redis is down a watch runs from process memory (logged).
+channel, thread and workflow) holding its JSON, a set ``watches`` indexing the active ones, and the
+lease ``watch:<id>`` renewed while a replica polls, so only one replica polls a watch at a time and
+another one carries it on once the lease expires or is released. When Redis is down a watch runs
+from process memory (logged). Digest slots use the same leases (``bot.digests``).
 """
 
 from __future__ import annotations
@@ -43,6 +49,40 @@ return 0
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+# A lease: KEYS[1] the lease ("owner|token"), KEYS[2] its token counter; ARGV[1] owner, ARGV[2] ms.
+# Free: a new fencing token (INCR) and the lease; held by ARGV[1]: renewed, same token; else 0.
+_LEASE = """
+local held = redis.call('GET', KEYS[1])
+if not held then
+  local token = redis.call('INCR', KEYS[2])
+  redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
+  return token
+end
+local sep = string.find(held, '|', 1, true)
+if sep and string.sub(held, 1, sep - 1) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return tonumber(string.sub(held, sep + 1))
+end
+return 0
+"""
+_LEASE_RELEASE = """
+local held = redis.call('GET', KEYS[1])
+if held then
+  local sep = string.find(held, '|', 1, true)
+  if sep and string.sub(held, 1, sep - 1) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+  end
+end
+return 0
+"""
+# Write KEYS[2] = ARGV[2] (EX ARGV[3]) only while KEYS[1] (the lease) is exactly ARGV[1] ("owner|token").
+_FENCED_SET = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+  return 1
 end
 return 0
 """
@@ -89,9 +129,7 @@ class _Memory:
             return False
         if len(self.data) >= self.max_keys:
             now = time.monotonic()
-            for k in [k for k, (exp, _) in self.data.items() if exp < now] or list(self.data)[
-                : self.max_keys // 10
-            ]:
+            for k in [k for k, (exp, _) in self.data.items() if exp < now] or list(self.data)[: self.max_keys // 10]:
                 self.data.pop(k, None)
         self.data[key] = (time.monotonic() + ttl, value)
         return True
@@ -283,12 +321,12 @@ class Store:
     async def remove_watch(self, watch_id: str) -> None:
         """Forget a finished watch: its state, its index entry and its lease."""
         self.memory.delete(self.key("watch", watch_id))
-        self.memory.delete(self.key("watchlease", watch_id))
+        self.memory.delete(self.key("lease", f"watch:{watch_id}"))
         if self.redis is None:
             return
         try:
             pipe = self.redis.pipeline()
-            pipe.delete(self.key("watch", watch_id), self.key("watchlease", watch_id))
+            pipe.delete(self.key("watch", watch_id), self.key("lease", f"watch:{watch_id}"))
             pipe.srem(self.key("watches"), watch_id)
             await pipe.execute()
         except _ERRORS as exc:
@@ -317,40 +355,75 @@ class Store:
         except _ERRORS as exc:
             self._failed("watch index", exc)
 
-    async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None:
-        """Take or extend the polling lease of a watch for ``ttl`` seconds.
+    # -- leases (one mechanism for all scheduled work: watches, digest slots) ------------------------
 
-        True: ``owner`` holds it; False: another replica does; None: Redis is unavailable (the
-        caller keeps polling from memory)."""
-        key = self.key("watchlease", watch_id)
+    async def lease(self, name: str, owner: str, ttl: float) -> int | None:
+        """Take or renew the lease ``name`` for ``ttl`` seconds.
+
+        Returns the lease's fencing token (a positive int, new for every fresh holder, kept while the holder
+        renews), 0 when another owner holds it, or None when Redis is unavailable (the caller decides whether
+        to go on from memory). A holder writes shared state only with :meth:`fenced_put`, so a holder that
+        stalled past its lease cannot overwrite what its successor wrote."""
+        key = self.key("lease", name)
         ms = max(1, int(ttl * 1000))
         if self.redis is None:
             held = self.memory.get(key)
-            if held not in (None, owner):
-                return False
-            self.memory.set(key, owner, ttl)
-            return True
+            if held is not None and held.split("|", 1)[0] != owner:
+                return 0
+            token = int(held.split("|", 1)[1]) if held else self.memory.incr(self.key("leasetoken", name), 86400 * 365)
+            self.memory.set(key, f"{owner}|{token}", ttl)
+            return token
         try:
-            if await self.redis.set(key, owner, nx=True, px=ms):
-                self._ok()
-                return True
-            renewed = await self.redis.eval(_RENEW, 1, key, owner, ms)
+            result = await self.redis.eval(_LEASE, 2, key, self.key("leasetoken", name), owner, ms)
         except _ERRORS as exc:
-            self._failed("watch lease", exc)
+            self._failed("lease", exc)
             return None
         self._ok()
-        return bool(renewed)
+        return int(result)
 
-    async def release_lease(self, watch_id: str, owner: str) -> None:
-        key = self.key("watchlease", watch_id)
-        if self.memory.get(key) == owner:
+    async def release(self, name: str, owner: str) -> None:
+        """Give the lease up, if ``owner`` still holds it."""
+        key = self.key("lease", name)
+        held = self.memory.get(key)
+        if held is not None and held.split("|", 1)[0] == owner:
             self.memory.delete(key)
         if self.redis is None:
             return
         try:
-            await self.redis.eval(_RELEASE, 1, key, owner)
+            await self.redis.eval(_LEASE_RELEASE, 1, key, owner)
         except _ERRORS as exc:
-            self._failed("watch lease release", exc)
+            self._failed("lease release", exc)
+
+    async def fenced_put(
+        self, lease: str, owner: str, token: int, parts: tuple[str, ...], value: Any, ttl: int
+    ) -> bool:
+        """Write ``value`` at ``parts`` only while ``owner`` holds ``lease`` with ``token`` (atomically).
+
+        False when the lease moved on (or Redis is down): the caller must stop, its successor owns the state."""
+        if self.redis is None:
+            held = self.memory.get(self.key("lease", lease))
+            if held != f"{owner}|{token}":
+                return False
+            return await self.put_json(parts, value, ttl)
+        raw = json.dumps(value, separators=(",", ":"), default=str)
+        try:
+            ok = await self.redis.eval(
+                _FENCED_SET, 2, self.key("lease", lease), self.key(*parts), f"{owner}|{token}", raw, ttl
+            )
+        except _ERRORS as exc:
+            self._failed("fenced write", exc)
+            return False
+        self._ok()
+        return bool(ok)
+
+    async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None:
+        """The polling lease of a watch (:meth:`lease` ``watch:<id>``): True when ``owner`` holds it, False when
+        another replica does, None when Redis is unavailable (the caller keeps polling from memory)."""
+        token = await self.lease(f"watch:{watch_id}", owner, ttl)
+        return None if token is None else token > 0
+
+    async def release_lease(self, watch_id: str, owner: str) -> None:
+        await self.release(f"watch:{watch_id}", owner)
 
     async def close(self) -> None:
         if self.redis is not None:

@@ -9,13 +9,18 @@ or for a backend still unreachable after retries (:class:`BackendUnavailable`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
 from diagnosis.question import Question
 from diagnosis.report import Report
+
+if TYPE_CHECKING:
+    from diagnosis.digests import Digest, DigestAsk, RowCache
 
 
 class BackendUnavailable(RuntimeError):
@@ -77,3 +82,79 @@ async def answer(question: Question, backends: Backends) -> Report:
     from diagnosis.runai.procedure import diagnose_runai
 
     return await diagnose_runai(question, backends.runai, backends.kube, now=backends.now())
+
+
+async def answer_digest(
+    ask: DigestAsk,
+    backends: Backends,
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    cache: RowCache | None = None,
+) -> Digest:
+    """A digest of the failures in ``[now - since, now]`` (or the explicit ``[start, end]`` of a scheduled
+    digest, UTC) over every configured system (FORMAT.md "Digests"). ``cache`` keeps each Run:ai row per
+    (workload id, phaseUpdatedAt, Tier 1, window length) for the next digest.
+
+    Raises :class:`~diagnosis.question.QuestionError` for a bad window, :class:`ConfigError` when no system is
+    configured, and :class:`BackendUnavailable` when a whole-plane Run:ai scan cannot list the clusters."""
+    from diagnosis.digests import build_digest, since_label
+
+    end = end or backends.now()
+    start = start or end - ask.since_delta()
+    since = ask.since if ask.since and start == end - ask.since_delta() else since_label(end - start)
+    if backends.runai is None and backends.osmo is None:
+        raise ConfigError("no backend configured: set the Run:ai or OSMO settings (or use --snapshot FILE)")
+    items: list[Any] = []
+    gaps: list[Any] = []
+    systems: list[str] = []
+    cluster_ids: list[str] = []
+    cluster_names: list[str] = []
+    jobs: list[Coroutine[Any, Any, Any]] = []
+    if backends.runai is not None:
+        from diagnosis.runai.digest_source import scan_runai
+
+        systems.append("runai")
+        jobs.append(
+            scan_runai(
+                backends.runai,
+                cluster_id=ask.cluster_id,
+                projects=ask.projects,
+                start=start,
+                end=end,
+                since=since,
+                cache=cache,
+            )
+        )
+    if backends.osmo is not None:
+        from diagnosis.osmo.digest_source import scan_osmo
+
+        systems.append("osmo")
+        jobs.append(scan_osmo(backends.osmo, pools=ask.pools, start=start, end=end, now=end))
+    try:
+        scans = await asyncio.gather(*jobs)
+    except Exception as exc:
+        import httpx
+
+        from diagnosis.runai.client import ApiError
+
+        if isinstance(exc, ApiError | httpx.HTTPError):
+            raise BackendUnavailable(f"the control plane did not answer: {type(exc).__name__}: {exc}") from exc
+        raise
+    for scan in scans:
+        items += scan.items
+        gaps += scan.gaps
+        cluster_ids += getattr(scan, "cluster_ids", [])
+        cluster_names += getattr(scan, "cluster_names", [])
+    return build_digest(
+        items,
+        start=start,
+        end=end,
+        since=since,
+        gaps=gaps,
+        cluster_ids=cluster_ids,
+        cluster_names=cluster_names,
+        projects=ask.projects,
+        pools=ask.pools,
+        systems=systems,
+    )

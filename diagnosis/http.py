@@ -8,7 +8,10 @@
    timeouts, 429 (honouring ``Retry-After``) and 5xx; at least 3 attempts
    (FORMAT.md "Safe retries");
 3. a **request log**: every attempt is recorded as a :class:`RequestRecord` (method, path,
-   status, seconds, attempt) for evidence citations, benchmarks and tests.
+   status, seconds, attempt) for evidence citations, benchmarks and tests;
+4. an optional **response recorder** (off by default): inside :func:`recording`, every GET's final
+   response (status of each attempt, query, body as the client read it) is kept as a
+   :class:`RecordedResponse` (``workload-doctor capture`` turns them into a snapshot).
 
 The clients then read like the API reference: one method per endpoint, no retry loops.
 
@@ -21,6 +24,8 @@ at about a quarter less CPU per request than a pool per client. The CLI keeps a 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import email.utils
 import functools
 import logging
@@ -28,9 +33,10 @@ import ssl
 import time
 import weakref
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import certifi
 import httpx
@@ -74,6 +80,111 @@ class RequestRecord:
     attempt: int
     started: datetime
     error: str | None = None
+
+
+@dataclass
+class RecordedResponse:
+    """One read as the diagnosis saw it: ``system`` is ``"http"`` (Run:ai, OSMO) or ``"kubernetes"`` (Tier 2);
+    ``status`` the final status (None: a transport error after retries, named in ``error``); ``attempts`` the
+    status of every attempt in order; ``body`` the bytes the client read (decoded from any content encoding);
+    ``complete`` whether the client read the body to its end (a live stream is cut by the client)."""
+
+    system: str
+    method: str
+    path: str
+    query: list[tuple[str, str]]
+    status: int | None
+    attempts: list[int | None]
+    body: bytes = b""
+    content_type: str = ""
+    error: str | None = None
+    complete: bool = True
+
+
+class ResponseRecorder:
+    """Collects :class:`RecordedResponse` objects in the order the responses arrived (see :func:`recording`)."""
+
+    def __init__(self) -> None:
+        self.responses: list[RecordedResponse] = []
+
+    def add(self, response: RecordedResponse) -> RecordedResponse:
+        self.responses.append(response)
+        return response
+
+    def observe(self, request: httpx.Request, attempts: list[int | None], response: httpx.Response) -> httpx.Response:
+        """Keep ``response`` (its body as the caller reads it, through a tee on the stream) and return it."""
+        if request.method.upper() != "GET":
+            return response  # token exchanges: never kept
+        encoding = response.headers.get("content-encoding", "")
+        entry = self.add(
+            RecordedResponse(
+                "http",
+                "GET",
+                request.url.path,
+                list(request.url.params.multi_items()),
+                response.status_code,
+                list(attempts),
+                content_type=response.headers.get("content-type", ""),
+                complete=False,
+            )
+        )
+        try:
+            entry.body, entry.complete = response.content, True  # a transport that read the body already
+        except httpx.ResponseNotRead:
+            response.stream = _TeeStream(response.stream, entry, encoding)
+        return response
+
+    def failed(self, request: httpx.Request, attempts: list[int | None], exc: BaseException) -> None:
+        if request.method.upper() == "GET":
+            query = list(request.url.params.multi_items())
+            self.add(
+                RecordedResponse("http", "GET", request.url.path, query, None, list(attempts), error=type(exc).__name__)
+            )
+
+
+class _TeeStream(httpx.AsyncByteStream):
+    """A response stream that copies what the client reads into a :class:`RecordedResponse`."""
+
+    def __init__(self, inner: Any, entry: RecordedResponse, encoding: str) -> None:
+        self.inner = inner
+        self.entry = entry
+        self.encoding = encoding
+        self.chunks: list[bytes] = []
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.inner:
+            self.chunks.append(chunk)
+            self._store(complete=False)
+            yield chunk
+        self._store(complete=True)
+
+    def _store(self, complete: bool) -> None:
+        raw = b"".join(self.chunks)
+        if self.encoding and self.encoding != "identity":
+            try:
+                raw = httpx.Response(200, headers={"content-encoding": self.encoding}, content=raw).content
+            except httpx.DecodingError:
+                pass  # a cut compressed stream: keep what cannot be decoded as it came
+        self.entry.body = raw
+        self.entry.complete = complete
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+#: The active recorder; None (the default) records nothing.
+RECORDER: contextvars.ContextVar[ResponseRecorder | None] = contextvars.ContextVar("wd_recorder", default=None)
+
+
+@contextlib.contextmanager
+def recording(recorder: ResponseRecorder | None = None) -> Iterator[ResponseRecorder]:
+    """Record every response read inside this block (and the tasks it starts) into ``recorder``."""
+    active = recorder if recorder is not None else ResponseRecorder()
+    token = RECORDER.set(active)
+    try:
+        yield active
+    finally:
+        RECORDER.reset(token)
 
 
 @dataclass
@@ -145,6 +256,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self.check(request)
         attempt = 0
+        statuses: list[int | None] = []  # every attempt's status, for the response recorder
 
         def wait(state: RetryCallState) -> float:
             backoff = wait_exponential_jitter(
@@ -167,8 +279,10 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 response = await self.inner.handle_async_request(request)
             except Exception as exc:
                 self._record(request, None, time.perf_counter() - t0, attempt, started, type(exc).__name__)
+                statuses.append(None)
                 raise
             self._record(request, response.status_code, time.perf_counter() - t0, attempt, started, None)
+            statuses.append(response.status_code)
             if response.status_code in RETRY_STATUSES and attempt < self.retry.limit_for(response.status_code):
                 await response.aread()
                 await response.aclose()
@@ -188,8 +302,16 @@ class GuardedTransport(httpx.AsyncBaseTransport):
             reraise=True,
             sleep=self.retry.sleep,
         )
-        response: httpx.Response = await retrying(send_once)
-        return response
+        recorder = RECORDER.get()
+        if recorder is None:
+            response: httpx.Response = await retrying(send_once)
+            return response
+        try:
+            response = await retrying(send_once)
+        except Exception as exc:
+            recorder.failed(request, statuses, exc)
+            raise
+        return recorder.observe(request, statuses, response)
 
     def _record(
         self,
@@ -228,9 +350,7 @@ SHARED_POOL_CONNECTIONS = 200
 #: longest response header line or field the shared pool accepts, bytes (aiohttp's default is 8190;
 #: httpx's own transport takes about 16 KiB of headers, and gateways can send large cookies or policies)
 SHARED_POOL_MAX_HEADER = 65536
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTransport] = (
-    weakref.WeakKeyDictionary()
-)
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTransport] = weakref.WeakKeyDictionary()
 
 
 class _Borrowed(httpx.AsyncBaseTransport):
@@ -322,4 +442,3 @@ def make_client(
         follow_redirects=False,
     )
     return client, transport
-

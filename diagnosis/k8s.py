@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -30,7 +31,8 @@ from kubernetes.client import rest as k8s_rest
 from kubernetes.client.rest import ApiException
 
 from diagnosis.config import KubeConfig
-from diagnosis.http import ReadOnlyViolation
+from diagnosis.http import RECORDER, ReadOnlyViolation, RecordedResponse
+from diagnosis.units import parse_time
 
 T = TypeVar("T")
 LOG_TAIL_LINES = 200
@@ -150,10 +152,13 @@ class ReadOnlyApiClient(k8s_client.ApiClient):
 
 
 def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
-    """The client configuration Tier 2 uses: the kubeconfig (or in-cluster config), a pool of 32, GET retries."""
+    """The client configuration Tier 2 uses: the kubeconfig and its context (or in-cluster config), a pool of 32,
+    GET retries. ``config`` serves one cluster (:meth:`KubeConfig.for_cluster`); a routed config has no context."""
     cfg = k8s_client.Configuration()
-    if config.kubeconfig:
-        k8s_config.load_kube_config(config_file=config.kubeconfig, client_configuration=cfg)
+    if config.kubeconfig or config.context:
+        # ``config_file=None`` is the package's default (``KUBECONFIG``, else ``~/.kube/config``); ``context=None``
+        # is that file's current context.
+        k8s_config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=cfg)
     else:
         k8s_config.load_incluster_config(client_configuration=cfg)
     cfg.connection_pool_maxsize = 32  # one client serves concurrent diagnoses (the executor's 32 threads)
@@ -191,6 +196,7 @@ class Tier2Evidence:
     events: list[dict[str, Any]] = field(default_factory=list)
     logs: dict[tuple[str, bool], str] = field(default_factory=dict)
     node: dict[str, Any] | None = None
+    node_events: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Tier2Failure] = field(default_factory=list)
 
 
@@ -203,6 +209,27 @@ def _why(exc: BaseException) -> str:
             reason = str(exc.reason or "")
         return f"HTTP {exc.status}" + (f" ({reason[:160]})" if reason else "")
     return f"{type(exc).__name__}: {str(exc)[:160]}"
+
+
+async def _recorded(path: str, query: list[tuple[str, str]], read: Any) -> Any:
+    """Await ``read`` (a Tier 2 read of ``GET path?query``); inside :func:`diagnosis.http.recording` its answer
+    is kept too (the body as bytes: JSON for objects, the log's exact bytes), as is an HTTP error's status."""
+    recorder = RECORDER.get()
+    if recorder is None:
+        return await read
+    try:
+        result = await read
+    except ApiException as exc:
+        body = exc.body if isinstance(exc.body, bytes) else str(exc.body or "").encode()
+        status = int(exc.status) if exc.status else None
+        recorder.add(RecordedResponse("kubernetes", "GET", path, query, status, [status], body, error=exc.reason))
+        raise
+    except Exception as exc:
+        recorder.add(RecordedResponse("kubernetes", "GET", path, query, None, [None], error=type(exc).__name__))
+        raise
+    data = result if isinstance(result, bytes) else json.dumps(result).encode()
+    recorder.add(RecordedResponse("kubernetes", "GET", path, query, 200, [200], data))
+    return result
 
 
 class Tier2Source:
@@ -221,12 +248,31 @@ class Tier2Source:
 
     async def read_pod(self, namespace: str, name: str) -> dict[str, Any]:
         """``GET /api/v1/namespaces/{ns}/pods/{name}`` as a dict."""
-        return await in_thread(self._json, self.core.read_namespaced_pod, name, namespace)
+        return await _recorded(
+            f"/api/v1/namespaces/{namespace}/pods/{name}",
+            [],
+            in_thread(self._json, self.core.read_namespaced_pod, name, namespace),
+        )
 
     async def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events whose ``involvedObject.name`` is the pod."""
-        body = await in_thread(
-            self._json, self.core.list_namespaced_event, namespace, field_selector=f"involvedObject.name={name}"
+        body = await _recorded(
+            f"/api/v1/namespaces/{namespace}/events",
+            [("fieldSelector", f"involvedObject.name={name}")],
+            in_thread(
+                self._json, self.core.list_namespaced_event, namespace, field_selector=f"involvedObject.name={name}"
+            ),
+        )
+        return list(body.get("items") or [])
+
+    async def node_events(self, name: str) -> list[dict[str, Any]]:
+        """Events of node ``name`` in every namespace (``GET /api/v1/events?fieldSelector=involvedObject.kind=Node,
+        involvedObject.name=<node>``): where GPU health monitors and the kubelet report Xid and ECC faults."""
+        selector = f"involvedObject.kind=Node,involvedObject.name={name}"
+        body = await _recorded(
+            "/api/v1/events",
+            [("fieldSelector", selector)],
+            in_thread(self._json, self.core.list_event_for_all_namespaces, field_selector=selector),
         )
         return list(body.get("items") or [])
 
@@ -246,21 +292,28 @@ class Tier2Source:
             )
             return bytes(response.data)  # type: ignore[attr-defined]
 
-        data = await in_thread(call)
-        return data.decode("utf-8", errors="replace")
+        query = [("container", container), ("previous", str(previous).lower())]
+        query += [("tailLines", str(LOG_TAIL_LINES)), ("limitBytes", str(LOG_LIMIT_BYTES))]
+        data = await _recorded(f"/api/v1/namespaces/{namespace}/pods/{name}/log", query, in_thread(call))
+        return str(data.decode("utf-8", errors="replace"))
 
     async def read_node(self, name: str) -> dict[str, Any]:
         """``GET /api/v1/nodes/{name}`` as a dict."""
-        return await in_thread(self._json, self.core.read_node, name)
+        return await _recorded(f"/api/v1/nodes/{name}", [], in_thread(self._json, self.core.read_node, name))
 
     async def add_node(self, evidence: Tier2Evidence, name: str) -> None:
-        """Read node ``name`` into ``evidence`` (a failure is recorded there, never raised)."""
-        try:
-            evidence.node = await self.read_node(name)
-        except ReadOnlyViolation:
-            raise
-        except Exception as exc:
-            evidence.failures.append(Tier2Failure(f"node {name}", _why(exc)))
+        """Read node ``name`` and its events into ``evidence``, concurrently (a failure is recorded there, never
+        raised)."""
+        node, events = await asyncio.gather(self.read_node(name), self.node_events(name), return_exceptions=True)
+        for what, result in ((f"node {name}", node), (f"events of node {name}", events)):
+            if isinstance(result, ReadOnlyViolation):
+                raise result
+            if isinstance(result, BaseException):
+                evidence.failures.append(Tier2Failure(what, _why(result)))
+        if isinstance(node, dict):
+            evidence.node = node
+        if isinstance(events, list):
+            evidence.node_events = events
 
     async def collect(
         self,
@@ -304,11 +357,13 @@ class Tier2Source:
         ]
         if node_name:
             tasks.append(guarded(f"node {node_name}", self.read_node(node_name)))
+            tasks.append(guarded(f"events of node {node_name}", self.node_events(node_name)))
         results = await asyncio.gather(*tasks)
         out.pod, events = results[0], results[1]
         out.events = events or []
         if node_name:
             out.node = results[3]
+            out.node_events = results[4] or []
         if out.pod:
             status = out.pod.get("status") or {}
             known = set(containers)
@@ -331,21 +386,27 @@ class Tier2Source:
             return (None, _why(exc))
 
 
-_SOURCES: OrderedDict[tuple[str | None, float, bool], Tier2Source] = OrderedDict()
-_SOURCES_MAX = 4
+_SourceKey = tuple[str | None, float, bool, str | None]
+_SOURCES: OrderedDict[_SourceKey, Tier2Source] = OrderedDict()
+#: One source per cluster's context (and per kubeconfig version): room for a tenant's clusters.
+_SOURCES_MAX = 32
+
+
+def _mtime(paths: str | None) -> float:
+    """The newest modification time of a kubeconfig path list (``KUBECONFIG`` may join several); -1 if unreadable."""
+    if not paths:
+        return 0.0
+    try:
+        return max(os.stat(os.path.expanduser(p)).st_mtime for p in paths.split(os.pathsep) if p)
+    except (OSError, ValueError):
+        return -1.0
 
 
 async def shared_source(config: KubeConfig) -> Tier2Source:
-    """A process-wide :class:`Tier2Source` per kubeconfig (file path and modification time): loading a
+    """A process-wide :class:`Tier2Source` per kubeconfig (file path and modification time) and context: loading a
     kubeconfig and building a client costs milliseconds of CPU that every diagnosis would otherwise repeat.
-    Raises what loading the configuration raises."""
-    mtime = 0.0
-    if config.kubeconfig:
-        try:
-            mtime = os.stat(config.kubeconfig).st_mtime
-        except OSError:
-            mtime = -1.0
-    key = (config.kubeconfig, mtime, config.in_cluster)
+    ``config`` serves one cluster (:meth:`KubeConfig.for_cluster`). Raises what loading the configuration raises."""
+    key: _SourceKey = (config.kubeconfig, _mtime(config.kubeconfig), config.in_cluster, config.context)
     source = _SOURCES.get(key)
     if source is None:
         source = await in_thread(Tier2Source, config)
@@ -356,3 +417,39 @@ async def shared_source(config: KubeConfig) -> Tier2Source:
     else:
         _SOURCES.move_to_end(key)
     return source
+
+
+#: How far a Tier 2 pod's ``creationTimestamp`` may be from the ``createdAt`` Run:ai reported for the pod of that
+#: name before it is taken for another pod of the same name (a recreated replica, another cluster's pod).
+POD_CREATED_TOLERANCE = timedelta(minutes=5)
+
+
+def pod_mismatch(
+    pod: dict[str, Any],
+    namespace: str,
+    name: str,
+    created_at: datetime | None,
+    tolerance: timedelta = POD_CREATED_TOLERANCE,
+) -> str | None:
+    """Why the Kubernetes ``pod`` is not the pod Run:ai reported as ``namespace/name`` created at ``created_at``,
+    or None when it is (or cannot be told apart). Run:ai's pod ``id`` is not the Kubernetes ``metadata.uid``, so
+    identity is namespace, name and a creation time within ``tolerance`` (checked when both times are known)."""
+    raw_meta = pod.get("metadata")
+    meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+    got_ns, got_name = meta.get("namespace"), meta.get("name")
+    if got_name is not None and got_name != name:
+        return f"Kubernetes answered with pod {got_name!r}, not {name!r}"
+    if got_ns is not None and got_ns != namespace:
+        return f"Kubernetes answered with a pod in namespace {got_ns!r}, not {namespace!r}"
+    stamp = meta.get("creationTimestamp")
+    created = parse_time(stamp) if isinstance(stamp, str) else None
+    reported = parse_time(created_at)
+    if created is not None and reported is not None:
+        created, reported = created.astimezone(UTC), reported.astimezone(UTC)
+        if abs(created - reported) > tolerance:
+            return (
+                f"the Kubernetes pod of that name was created at {created:%Y-%m-%d %H:%M:%S}Z, but Run:ai reports its "
+                f"pod created at {reported:%Y-%m-%d %H:%M:%S}Z (more than "
+                f"{int(tolerance.total_seconds() // 60)} min apart): it is another pod of the same name"
+            )
+    return None

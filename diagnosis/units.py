@@ -2,51 +2,64 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from decimal import ROUND_UP, Decimal
+from typing import cast
 
-_QUANTITY = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
-_FACTORS = {
-    "": 1,
-    "k": 10**3,
-    "K": 10**3,
-    "M": 10**6,
-    "G": 10**9,
-    "T": 10**12,
-    "P": 10**15,
-    "E": 10**18,
-    "Ki": 2**10,
-    "Mi": 2**20,
-    "Gi": 2**30,
-    "Ti": 2**40,
-    "Pi": 2**50,
-    "Ei": 2**60,
+#: The grammar of a Kubernetes quantity (apimachinery ``resource/quantity.go``): a signed number
+#: (``1``, ``1.5``, ``1.``, ``.5``) and one suffix: binary SI (``Ki`` .. ``Ei``), decimal SI
+#: (``n u m k M G T P E``; ``K`` as the Python package also reads it) or a decimal exponent (``e3``, ``E-3``).
+#: Checked before parsing because :class:`~decimal.Decimal` also takes ``NaN``, ``Infinity`` and ``1_000``.
+_K8S_QUANTITY = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[KMGTPE]i|[numkKMGTPE]|[eE][+-]?[0-9]+)?$")
+#: Byte units that Run:ai and people write but Kubernetes does not parse (``0B``, ``32GiB``, ``16 GB``).
+_BYTES_TEXT = re.compile(r"^([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))\s*([KMGTPE]?i?B)$")
+_BYTE_FACTORS = {
     "B": 1,
-    "KB": 10**3,
-    "MB": 10**6,
-    "GB": 10**9,
-    "TB": 10**12,
-    "KiB": 2**10,
-    "MiB": 2**20,
-    "GiB": 2**30,
-    "TiB": 2**40,
-    "m": 1,
+    **{p + "B": 1000 ** (i + 1) for i, p in enumerate("KMGTPE")},
+    **{p + "iB": 1024 ** (i + 1) for i, p in enumerate("KMGTPE")},
 }
 
 
-def quantity_bytes(value: str | int | float | None) -> int | None:
-    """``"32Gi"`` -> 34359738368; numbers pass through; None or unparseable -> None."""
-    if value is None:
+def quantity_decimal(value: str | int | float | Decimal | None) -> Decimal | None:
+    """A Kubernetes quantity as an exact :class:`~decimal.Decimal` (``"129e6"``, ``"+1Gi"``, ``".5Gi"``,
+    ``"128974848000m"``), parsed by the ``kubernetes`` package's own ``parse_quantity``; byte units
+    (``"0B"``, ``"32GiB"``) are read too. Numbers pass through. None when absent or not a quantity."""
+    if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, int | float):
-        return int(value)
-    m = _QUANTITY.match(value)
-    if not m or m.group(2) not in _FACTORS:
+    if isinstance(value, int | float | Decimal):
+        number = Decimal(value)
+        return number if number.is_finite() else None
+    text = str(value).strip()
+    if _K8S_QUANTITY.match(text):
+        try:
+            number = _parse_quantity()(text)
+        except (ValueError, ArithmeticError):
+            return None
+        return number if number.is_finite() else None
+    m = _BYTES_TEXT.match(text)
+    if m and m.group(2) in _BYTE_FACTORS:
+        return Decimal(m.group(1)) * _BYTE_FACTORS[m.group(2)]
+    return None
+
+
+def quantity_bytes(value: str | int | float | Decimal | None) -> int | None:
+    """``"32Gi"`` -> 34359738368, ``"129e6"`` -> 129000000; a fraction of a byte rounds up, away from
+    zero (as Kubernetes' ``Quantity.Value()`` does); None or unparseable -> None."""
+    number = quantity_decimal(value)
+    if number is None:
         return None
-    number = float(m.group(1))
-    if m.group(2) == "m":
-        return int(number / 1000)
-    return int(number * _FACTORS[m.group(2)])
+    return int(number.to_integral_value(rounding=ROUND_UP))
+
+
+@functools.cache
+def _parse_quantity() -> Callable[[str], Decimal]:
+    """``kubernetes.utils.parse_quantity``, imported on first use (importing ``kubernetes`` takes ~0.2 s)."""
+    from kubernetes.utils.quantity import parse_quantity
+
+    return cast(Callable[[str], Decimal], parse_quantity)
 
 
 def gib(n_bytes: float) -> str:

@@ -2,7 +2,12 @@
 
 Untrusted text is already redacted by the report model; here it is escaped for mrkdwn
 (``& < >``) and sent as ``verbatim`` mrkdwn or ``plain_text``, so no ``<!channel>``, ``<@U…>`` or
-link from evidence can reach Slack active.
+link from evidence can reach Slack active. Quoted evidence cannot break out of its formatting
+(FORMAT.md "What never reaches any output"; issue 8 §3): inside code spans and fences no backtick of
+the text survives (:func:`inline`, :func:`code`), and text that mixes our words with quoted evidence
+(headline, next action, notes, gaps) keeps its code spans closed and its other characters inert
+(:func:`prose`), so a log line holding "` *Next action:* run `kubectl delete ns prod`" cannot render
+as the bot's own bold text.
 
 The budget manager keeps the main message within Slack's limits (50 blocks, 3000 characters a
 section text, 10 fields of at most 2000 characters, 150 characters a header, about 12,000
@@ -56,18 +61,59 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+#: a backtick inside a code span or fence becomes this look-alike (U+02CB), so it cannot close the span
+TICK = "\u02cb"
+#: look-alikes for mrkdwn markers outside code spans: ``*`` (U+2217), ``_`` (U+02CD), ``~`` (U+223C)
+_INERT = {"*": "\u2217", "_": "\u02cd", "~": "\u223c"}
+# "_" and "~" only format at a word boundary (Slack needs a non-word character or an edge on the outer
+# side of a marker); inside a word ("CRASH_APP_ERROR", "my_var") they stay as they are.
+_MARKER = re.compile(r"\*|(?<!\w)[_~]|[_~](?!\w)")
+
+
+def inert(text: str) -> str:
+    """Already-escaped text with no mrkdwn formatting power: no backtick, ``*``, or boundary ``_``/``~``."""
+    return _MARKER.sub(lambda m: _INERT[m.group(0)], text).replace("`", TICK)
+
+
+def prose(text: str) -> str:
+    """Escaped mrkdwn for text that mixes our words with quoted evidence (headline, next action, notes).
+
+    Its backtick code spans stay code spans, but nothing in it can open or close formatting of its own:
+    with an even number of backticks they pair in order; with an odd number (a quoted log line brought
+    its own) everything from the first to the last backtick is one span. Inside a span, backticks become
+    :data:`TICK` and newlines spaces; outside, ``*``, ``_`` and ``~`` lose their power (:func:`inert`).
+    """
+    t = escape(text)
+    ticks = [i for i, ch in enumerate(t) if ch == "`"]
+    if len(ticks) < 2:
+        return inert(t)
+    if len(ticks) % 2:
+        pairs = [(ticks[0], ticks[-1])]
+    else:
+        pairs = list(zip(ticks[::2], ticks[1::2], strict=True))
+    out: list[str] = []
+    last = 0
+    for start, end in pairs:
+        inner = t[start + 1 : end].replace("`", TICK).replace("\n", " ")
+        out += [inert(t[last:start]), "`", inner or " ", "`"]
+        last = end + 1
+    out.append(inert(t[last:]))
+    return "".join(out)
+
+
 def plain(text: str) -> str:
     """Untrusted text for ``plain_text`` objects: no angle brackets at all."""
     return text.replace("<", "‹").replace(">", "›")
 
 
 def code(text: str) -> str:
-    """Escaped text safe inside a ``` fence (no fence can be closed from inside)."""
-    return escape(text).replace("```", "'''")
+    """Escaped text safe inside a ``` fence: a fence in the text becomes ``'''`` and any other backtick
+    :data:`TICK`, so neither a fence nor a backtick next to ours can close it from inside."""
+    return escape(text).replace("```", "'''").replace("`", TICK)
 
 
 def inline(text: str) -> str:
-    """Escaped text safe inside single backticks."""
+    """Escaped text safe inside single backticks (no backtick, no newline)."""
     return escape(text).replace("`", "'").replace("\n", " ")
 
 
@@ -83,7 +129,7 @@ def mrkdwn(text: str, limit: int = MAX_SECTION) -> MarkdownTextObject:
 
 def fallback_text(report: Report) -> str:
     """The top-level ``text`` of a message (notifications, screen readers), escaped."""
-    return escape(clip(f"{verdict_title(report)}: {report.headline}", MAX_FALLBACK))
+    return prose(clip(f"{verdict_title(report)}: {report.headline}", MAX_FALLBACK))
 
 
 def block_chars(block: dict[str, Any]) -> int:
@@ -221,18 +267,16 @@ def _section(text: str) -> dict[str, Any]:
 
 def _evidence_lines(report: Report) -> list[str]:
     return [
-        f"• *{escape(e.label)}:* `{inline(e.value)}`"
+        f"• *{prose(e.label)}:* `{inline(e.value)}`"
         + (f" at {fmt_time(e.at)}" if e.at else "")
-        + (f" _({escape(e.source)})_" if e.source else "")
+        + (f" _({prose(e.source)})_" if e.source else "")
         for e in report.evidence
     ]
 
 
 def _evidence_plain(report: Report) -> str:
     return "\n".join(
-        f"- {e.label}: {e.value}"
-        + (f" at {fmt_time(e.at)}" if e.at else "")
-        + (f"  [{e.source}]" if e.source else "")
+        f"- {e.label}: {e.value}" + (f" at {fmt_time(e.at)}" if e.at else "") + (f"  [{e.source}]" if e.source else "")
         for e in report.evidence
     )
 
@@ -255,7 +299,7 @@ def choice_blocks(report: Report, thread_ts: str | None = None) -> list[dict[str
     """The follow-up question with its choices: buttons for a short list, otherwise a typed reply."""
     out: list[dict[str, Any]] = []
     if report.question:
-        out.append(_section("*Question:* " + escape(report.question)))
+        out.append(_section("*Question:* " + prose(report.question)))
     choices = report.choices
     if not choices:
         return out
@@ -306,11 +350,11 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
 
     title = clip(plain(verdict_title(report)), MAX_HEADER)
     add(0, [HeaderBlock(text=PlainTextObject(text=title)).to_dict()])
-    add(0, [_section(clip(escape(report.headline), MAX_SECTION))])
+    add(0, [_section(clip(prose(report.headline), MAX_SECTION))])
     if report.outcome == Outcome.NEEDS_INPUT:
         add(1, choice_blocks(report, thread_ts))
     elif report.question:
-        add(1, [_section(clip("*Question:* " + escape(report.question), MAX_SECTION))])
+        add(1, [_section(clip("*Question:* " + prose(report.question), MAX_SECTION))])
     ident = identity_lines(report)
     if ident:
         fields = [mrkdwn(f"*{escape(k)}*\n{escape(v)}", MAX_FIELD) for k, v in ident[:MAX_FIELDS]]
@@ -321,7 +365,7 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
             [
                 _section(
                     clip(
-                        "*Next action (recommended, not performed):* " + escape(report.next_action),
+                        "*Next action (recommended, not performed):* " + prose(report.next_action),
                         MAX_SECTION,
                     )
                 )
@@ -350,7 +394,7 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
         full = [_section(text)] if len(text) <= MAX_SECTION else []
         add(2, full, [Overflow("Recurrence: occurrence times", plain_times)] if plain_times else [], short)
     if report.gaps:
-        gap_lines = [f"• {escape(g.what)}: {escape(g.why)}" for g in report.gaps]
+        gap_lines = [f"• {prose(g.what)}: {prose(g.why)}" for g in report.gaps]
         chunks = _chunk_lines("*Could not see*", gap_lines)
         add(
             1,
@@ -359,19 +403,17 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
             [_section(clip("*Could not see*\n" + "\n".join(gap_lines), MAX_SECTION))],
         )
     if report.notes:
-        note_lines = [f"• {escape(n)}" for n in report.notes]
+        note_lines = [f"• {prose(n)}" for n in report.notes]
         add(3, _chunk_lines("*Notes*", note_lines), [Overflow("Notes", "\n".join(report.notes))])
     for table in report.tables:
         body = _table_plain(table.title, table.columns, table.rows)
         add(
             3,
-            [_section(f"*{escape(table.title)}*\n```{code(body)}```")]
-            if len(body) < MAX_SECTION - 200
-            else [],
+            [_section(f"*{prose(table.title)}*\n```{code(body)}```")] if len(body) < MAX_SECTION - 200 else [],
             [Overflow(table.title, body)],
         )
     for ex in report.excerpts:
-        blk = [_section(f"*{escape(ex.title)}* _({escape(ex.source)})_\n```{code(ex.text)}```")]
+        blk = [_section(f"*{prose(ex.title)}* _({prose(ex.source)})_\n```{code(ex.text)}```")]
         add(4, blk if len(ex.text) < MAX_SECTION - 300 else [], [Overflow(ex.title, ex.text, ex.source)])
     buttons = [
         ButtonElement(
@@ -469,7 +511,7 @@ def spill(o: Overflow, rendered: Rendered, max_chunks: int = MAX_THREAD_CHUNKS) 
     # escaping can grow the text; chunk the escaped form so every section stays in budget
     escaped = code(o.text)
     parts = _chunks(escaped, CHUNK)
-    src = f" _({escape(o.source)})_" if o.source else ""
+    src = f" _({prose(o.source)})_" if o.source else ""
     if len(parts) > max_chunks:
         name = "".join(ch if ch.isalnum() else "-" for ch in o.title.lower()).strip("-") or "details"
         rendered.snippets.append(Snippet(title=o.title, filename=f"{name}.txt", content=o.text))
@@ -480,11 +522,9 @@ def spill(o: Overflow, rendered: Rendered, max_chunks: int = MAX_THREAD_CHUNKS) 
         n = len(parts)
         blocks: list[dict[str, Any]] = []
         for j, part in enumerate(group, start=start + 1):
-            label = f"*{escape(o.title)}*{src}" + (f" ({j}/{n})" if n > 1 else "")
+            label = f"*{prose(o.title)}*{src}" + (f" ({j}/{n})" if n > 1 else "")
             blocks.append(_section(f"{label}\n```{part}```"))
-        fallback = escape(clip(o.title, 200)) + (
-            f" (part {start // per_message + 1})" if n > per_message else ""
-        )
+        fallback = escape(clip(o.title, 200)) + (f" (part {start // per_message + 1})" if n > per_message else "")
         rendered.thread.append(Message(text=fallback, blocks=blocks))
 
 
@@ -512,9 +552,7 @@ def blocks_to_text(blocks: list[dict[str, Any]]) -> str:
             for f in block.get("fields") or []:
                 out.append("  " + _unmrkdwn(f["text"]).replace("\n", ": ", 1))
         elif kind == "context":
-            out.append(
-                "  (" + " ".join(_unmrkdwn(e.get("text", "")) for e in block.get("elements", [])) + ")"
-            )
+            out.append("  (" + " ".join(_unmrkdwn(e.get("text", "")) for e in block.get("elements", [])) + ")")
         elif kind == "divider":
             out.append("-" * 40)
         elif kind == "actions":
@@ -532,9 +570,12 @@ _BOLD = re.compile(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])")
 _ITALIC = re.compile(r"(?<![\w_])_\(([^\n]+?)\)_(?![\w_])")
 
 
+_UNINERT = str.maketrans({TICK: "`", **{v: k for k, v in _INERT.items()}})
+
+
 def _unmrkdwn(text: str) -> str:
     """mrkdwn to plain terminal text: no emoji codes, no bold/italic markers, entities decoded."""
     text = _EMOJI.sub("", text)
     text = _BOLD.sub(r"\1", text)
-    text = _ITALIC.sub(r"(\1)", text)
+    text = _ITALIC.sub(r"(\1)", text).translate(_UNINERT)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")

@@ -43,6 +43,7 @@ from handlers.blocks import (
     spill,
     text_message,
 )
+from handlers.digests import is_digest
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +63,7 @@ POINTER_TTL = 600
 NON_TERMINAL_TTL = 30
 
 REFUSAL = (
-    "Sorry, you are not allowed to diagnose workloads in that cluster or project. "
-    "Ask your platform team for access."
+    "Sorry, you are not allowed to diagnose workloads in that cluster or project. Ask your platform team for access."
 )
 HELP = (
     "*Workload Doctor* explains why a Run:ai workload or an OSMO workflow failed (read-only).\n"
@@ -191,9 +191,7 @@ def apply_choice(question: Question, field_name: str, value: str) -> Question:
     return Question.model_validate(data)
 
 
-def apply_reply(
-    question: Question, missing: list[str], choices: list[dict[str, str]], text: str
-) -> Question | None:
+def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
     """A typed answer to a follow-up question, or None when it fills nothing."""
     reply = strip_mentions(text).strip().strip("`'\".")
     if not reply:
@@ -262,6 +260,8 @@ class Doctor:
         self.conversation_ttl = conversation_ttl
         #: starts "watch <workflow>" (``handlers.watch.Watches``); None: a watch is answered as a status
         self.watches: Any = None
+        #: answers "digest …" (``handlers.digests.DigestDesk``); None: digests are not offered
+        self.digests: Any = None
         #: diagnoses in progress by question key: identical questions asked meanwhile share one
         self._in_flight: dict[str, asyncio.Task[Report]] = {}
 
@@ -276,24 +276,20 @@ class Doctor:
         if ask.source == "mention" and ask.thread_ts and ask.thread_ts != ask.message_ts:
             if await self.follow_up(ask, surface, claimed=True, only_if_answers=True):
                 return
+        if self.digests is not None and is_digest(strip_mentions(ask.text)):
+            await self._digest(ask, surface)
+            return
         try:
             if ask.source == "command" and is_help(ask.text) and ask.explicit is None:
                 await self._reply(ask, surface, text_message(HELP), private=True)
                 return
             question = _question_for(ask, self.policy.defaults_for(ask.channel))
         except QuestionError as exc:
-            await self._reply(
-                ask, surface, text_message(f"I couldn't read that: {escape(str(exc))}"), private=True
-            )
+            await self._reply(ask, surface, text_message(f"I couldn't read that: {escape(str(exc))}"), private=True)
             return
-        if (
-            not (question.workload_name or question.workload_id or question.workflow_id)
-            and question.kind == "runai"
-        ):
+        if not (question.workload_name or question.workload_id or question.workflow_id) and question.kind == "runai":
             if not _ASKING.search(question.text or ""):
-                await self._reply(
-                    ask, surface, text_message("I answer questions about failed workloads.\n" + HELP)
-                )
+                await self._reply(ask, surface, text_message("I answer questions about failed workloads.\n" + HELP))
                 return
         if question.kind == "osmo_watch" and self.watches is not None and self.backends.osmo is not None:
             await self.watches.start(ask, question, surface)
@@ -320,11 +316,7 @@ class Doctor:
         conv = await self.store.take_json(*key)
         if not isinstance(conv, dict):
             return False
-        if (
-            not claimed
-            and ask.message_ts
-            and not await self.store.claim(f"msg:{ask.channel}:{ask.message_ts}")
-        ):
+        if not claimed and ask.message_ts and not await self.store.claim(f"msg:{ask.channel}:{ask.message_ts}"):
             await self.store.put_json(key, conv, self.conversation_ttl)
             return True
         question = Question.model_validate(conv.get("question") or {})
@@ -391,6 +383,17 @@ class Doctor:
         await self._spill(surface, rendered, root)
         return report
 
+    async def _digest(self, ask: Ask, surface: Surface) -> None:
+        """``digest …``: a digest of the asker's channel, cut to what the asker may see (handlers.digests)."""
+        try:
+            await self.digests.on_demand(ask, surface, lambda message: self._reply(ask, surface, message, private=True))
+        except (ConfigError, BackendUnavailable) as exc:
+            await self._reply(ask, surface, text_message(f"I could not build the digest: {escape(str(exc))}"), True)
+        except Exception as exc:
+            ref = ref_id()
+            log.exception("[ref %s] digest failed", ref)
+            await self._reply(ask, surface, _failure_message(exc, ref), private=True)
+
     async def _reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
         try:
             if private and ask.source in ("command", "button"):
@@ -414,9 +417,7 @@ class Doctor:
         name = inline(_names(question))
         progress = text_message(f":hourglass_flowing_sand: Diagnosing `{name}`… (read-only)")
         if ask.source == "command":
-            progress = text_message(
-                f":hourglass_flowing_sand: Diagnosing `{name}` for <@{ask.user}>… (read-only)"
-            )
+            progress = text_message(f":hourglass_flowing_sand: Diagnosing `{name}` for <@{ask.user}>… (read-only)")
         try:
             progress_ts = await surface.post(progress, thread)
         except Exception:
@@ -451,9 +452,7 @@ class Doctor:
     def _allowed_choices(self, ask: Ask, choices: list[Choice]) -> list[Choice]:
         out = []
         for c in choices:
-            if c.field == "project" and not self.policy.allows(
-                ask.user, project=c.value, user_groups=ask.user_groups
-            ):
+            if c.field == "project" and not self.policy.allows(ask.user, project=c.value, user_groups=ask.user_groups):
                 continue
             if c.field == "cluster" and not self.policy.allows(
                 ask.user, clusters={c.value}, user_groups=ask.user_groups
@@ -462,9 +461,7 @@ class Doctor:
             out.append(c)
         return out
 
-    async def _show(
-        self, surface: Surface, progress_ts: str | None, root: str | None, message: Message
-    ) -> None:
+    async def _show(self, surface: Surface, progress_ts: str | None, root: str | None, message: Message) -> None:
         try:
             if progress_ts:
                 await surface.update(progress_ts, message)
@@ -495,18 +492,14 @@ class Doctor:
                     except Exception:
                         log.exception("could not post a thread reply")
 
-    async def _remember(
-        self, ask: Ask, question: Question, report: Report, root: str, surface: Surface
-    ) -> None:
+    async def _remember(self, ask: Ask, question: Question, report: Report, root: str, surface: Surface) -> None:
         conv = {
             "question": question.model_dump(),
             "missing": _missing_of(report),
             "choices": [c.model_dump() for c in report.choices],
             "user": ask.user,
         }
-        saved = await self.store.put_json(
-            ("conv", ask.team or "-", ask.channel, root), conv, self.conversation_ttl
-        )
+        saved = await self.store.put_json(("conv", ask.team or "-", ask.channel, root), conv, self.conversation_ttl)
         if not saved:
             log.warning("follow-up for %s/%s not remembered (state store unavailable)", ask.channel, root)
             note = (
@@ -588,9 +581,7 @@ class Doctor:
             key = ("report", ident.cluster_id, ident.workload_id, stamp)
             if await self.store.put_json(key, data, CACHE_TERMINAL_TTL):
                 pointer = {"key": list(key)}
-                await self.store.put_json(
-                    ("latest", ident.cluster_id, ident.workload_id), pointer, POINTER_TTL
-                )
+                await self.store.put_json(("latest", ident.cluster_id, ident.workload_id), pointer, POINTER_TTL)
                 await self.store.put_json(("q", qkey), pointer, POINTER_TTL)
             return
         await self.store.put_json(("q", qkey), {"report": data}, NON_TERMINAL_TTL)

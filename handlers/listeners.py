@@ -13,6 +13,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from diagnosis.question import Question
 from handlers.blocks import CHOICE_ACTION, Message, escape, text_message
 from handlers.doctor import HELP, Doctor, QuestionError, is_help, parse_command, ref_id
 from handlers.middleware import ask_from
@@ -40,6 +41,7 @@ def register(
         await asyncio.sleep(delay)
         if await admit(body, client):
             await work()
+
     @app.command(command)
     async def diagnose_command(
         ack: Any, body: dict[str, Any], command: dict[str, Any], client: Any, respond: Any, context: Any
@@ -54,9 +56,7 @@ def register(
             await ack(response_type="ephemeral", text=f"I couldn't read that: {escape(str(exc))}")
             return
         await ack()
-        ask = ask_from(
-            body, context, channel=command["channel_id"], text=text, source="command", explicit=explicit
-        )
+        ask = ask_from(body, context, channel=command["channel_id"], text=text, source="command", explicit=explicit)
         surface = SlackSurface(client, ask.channel, respond)
         spawn(after_ack(body, client, lambda: doctor.ask(ask, surface), AFTER_ACK), name="diagnose-command")
 
@@ -119,9 +119,7 @@ def register(
                 return
             label = (action.get("text") or {}).get("text") or choice[1]
             kept = [
-                b
-                for b in message.get("blocks") or []
-                if b.get("block_id") not in ("wd_choices", "wd_choices_hint")
+                b for b in message.get("blocks") or [] if b.get("block_id") not in ("wd_choices", "wd_choices_hint")
             ]
             note = text_message(f":white_check_mark: <@{ask.user}> chose `{escape(label)}`.")
             try:
@@ -131,11 +129,46 @@ def register(
 
         async def run() -> None:
             if not await doctor.follow_up(ask, surface, choice=choice, on_accept=accepted):
-                await surface.private(
-                    ask.user, text_message("This question has expired: please ask again."), thread
-                )
+                await surface.private(ask.user, text_message("This question has expired: please ask again."), thread)
 
         spawn(after_ack(body, client, run, AFTER_ACK), name="choice")
+
+    @app.action(re.compile(r"^wd_digest_(?:refresh|thread|newest)$"))
+    async def on_digest_button(
+        ack: Any, body: dict[str, Any], action: dict[str, Any], client: Any, respond: Any, context: Any
+    ) -> None:
+        await ack()
+        desk = doctor.digests
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        ts = (body.get("message") or {}).get("ts") or (body.get("container") or {}).get("message_ts")
+        if desk is None or not channel or not ts:
+            return
+        ask = ask_from(body, context, channel=channel, text="", source="button", thread_ts=ts)
+        surface = SlackSurface(client, channel, respond)
+        value = str(action.get("value") or "")
+        which = str(action.get("action_id"))
+
+        async def run() -> None:
+            try:
+                if which == "wd_digest_refresh":
+                    await desk.refresh(value, ts, ask.user, ask.user_groups, surface)
+                elif which == "wd_digest_thread":
+                    await desk.show_all(value, ts, ask.user, ask.user_groups, surface)
+                else:
+                    target = json.loads(value or "{}")
+                    if target.get("s") == "osmo":
+                        explicit = Question(workflow_id=str(target.get("id")))
+                    else:
+                        explicit = desk.newest_question(str(target.get("id")), target.get("c"))
+                    asked = ask_from(
+                        body, context, channel=channel, text="", source="button", thread_ts=ts, explicit=explicit
+                    )
+                    await doctor.ask(asked, surface)
+            except Exception:
+                log.exception("[ref %s] digest button failed", ref_id())
+                await surface.private(ask.user, text_message("I could not do that just now: please try again."), ts)
+
+        spawn(after_ack(body, client, run, AFTER_ACK), name="digest-button")
 
     @app.action(re.compile(r"^wd_link_\d+$"))
     async def on_link(ack: Any) -> None:
@@ -143,6 +176,4 @@ def register(
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:
-        log.error(
-            "[ref %s] unhandled error in a listener: %s", ref_id(), type(error).__name__, exc_info=error
-        )
+        log.error("[ref %s] unhandled error in a listener: %s", ref_id(), type(error).__name__, exc_info=error)

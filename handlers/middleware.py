@@ -27,7 +27,9 @@ def _costly(body: dict[str, Any]) -> bool:
     if body.get("type") == "event_callback":
         return (body.get("event") or {}).get("type") == "app_mention"
     if body.get("type") == "block_actions":
-        return any(str(a.get("action_id", "")).startswith("wd_choice") for a in body.get("actions") or [])
+        return any(
+            str(a.get("action_id", "")).startswith(("wd_choice", "wd_digest")) for a in body.get("actions") or []
+        )
     return False
 
 
@@ -133,6 +135,4 @@ async def _user_groups(policy: Any, store: Any, client: Any, user: str) -> set[s
 
 def ask_from(body: dict[str, Any], context: Any, **kwargs: Any) -> Ask:
     """An :class:`Ask` carrying the requester, team and the groups the middleware found."""
-    return Ask(
-        team=_team(body), user=_user(body), user_groups=set(context.get("user_groups") or []), **kwargs
-    )
+    return Ask(team=_team(body), user=_user(body), user_groups=set(context.get("user_groups") or []), **kwargs)

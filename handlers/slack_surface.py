@@ -74,3 +74,36 @@ class SlackSurface:
             log.warning("snippet upload failed (%s): posting it as thread replies", exc.response.get("error"))
             return False
         return True
+
+    async def post_tagged(self, message: Message, event_type: str, key: str) -> str | None:
+        """Post a root message carrying ``key`` in its Slack message metadata (an idempotency key)."""
+        resp = await self.client.chat_postMessage(
+            channel=self.channel,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+            metadata={"event_type": event_type, "event_payload": {"key": key}},
+        )
+        return str(resp["ts"])
+
+    async def find_tagged(self, event_type: str, key: str, oldest: float) -> str | None:
+        """The ts of a root message of this channel posted since ``oldest`` (epoch seconds) whose metadata carries
+        ``key``, or None (``conversations.history`` with ``include_all_metadata``, paged)."""
+        cursor: str | None = None
+        for _ in range(10):
+            resp = await self.client.conversations_history(
+                channel=self.channel,
+                oldest=f"{max(oldest, 0):.6f}",
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+            )
+            for msg in resp.get("messages") or []:
+                meta = msg.get("metadata") or {}
+                if meta.get("event_type") == event_type and (meta.get("event_payload") or {}).get("key") == key:
+                    return str(msg.get("ts"))
+            cursor = ((resp.get("response_metadata") or {}).get("next_cursor")) or None
+            if not cursor:
+                return None
+        return None

@@ -149,8 +149,7 @@ class Watches:
         wkey = watch_id(ask.team, ask.channel, thread, wid)
         name = inline(wid)
         already = text_message(
-            f"I'm already watching `{name}` "
-            + ("in this thread." if thread else "in this channel: see its thread.")
+            f"I'm already watching `{name}` " + ("in this thread." if thread else "in this channel: see its thread.")
         )
         if wkey in self.running or await self._watched_in_thread(ask, thread, wid):
             await self.doctor.reply(ask, surface, already, private=ask.source == "command")
@@ -326,9 +325,7 @@ class Watches:
         except Exception:
             log.exception("watch %s failed", record.id)
             finished = True
-            await self._post(
-                record, f":warning: Something went wrong while watching `{inline(record.workflow_id)}`."
-            )
+            await self._post(record, f":warning: Something went wrong while watching `{inline(record.workflow_id)}`.")
         finally:
             if finished:
                 await self.store.remove_watch(record.id)

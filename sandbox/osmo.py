@@ -9,13 +9,26 @@
   "Workflow <id> is not found.".
 - ``GET /api/workflow/{id}/logs|events|spec``: ``text/plain`` streams of ``logs`` (``task_logs`` or a
   ``[task]`` filter with ``task_name``; ``last_n_lines`` tail), ``events`` (``task_name`` filter, wrapped
-  messages kept with their event) and ``spec_template``. ``null`` answers 500. For a live workflow
+  messages kept with their event) and ``spec_template``. ``null`` answers 500. ``last_n_lines`` behaves
+  like the real service's: absent or 0 streams the whole log; negative answers 400 ``USER``; not an
+  integer answers 422 (``HTTPValidationError``); **at or above** ``max_log_lines`` (the optional
+  ``osmo.max_log_lines`` of the snapshot, else :data:`MAX_LOG_LINES`) it is ignored and the whole log
+  is streamed from the start; below it, the last N lines. For a live workflow
   (PENDING/RUNNING/WAITING) the stream stays open after the text, sending nothing, until the client
   disconnects or :data:`LIVE_STREAM_HOLD_S` pass (a real live stream never ends).
 - ``GET /api/task`` and ``GET /api/workflow/{id}/task/{name}``: from the entry's ``tasks`` list, else derived
   from ``spec_template`` (``resource: <name>`` selects ``resources.<name>``, else ``resources.default``).
 - ``GET /api/pool_quota``, ``GET /api/pool`` and ``GET /api/resources`` honour ``pools``;
   ``null`` answers 500.
+
+Where FORMAT.md is silent the service's OpenAPI spec (``shared/reference/specs/osmo-openapi.json``) and
+``osmo-api.md`` §2 "Server defaults" decide: ``order`` defaults to ``ASC`` and is ``ASC``/``DESC``; booleans,
+integers and enums that do not parse answer FastAPI's 422; ``GET /api/workflow`` and ``GET /api/task`` list
+only the caller's own workflows without ``users`` or ``all_users=true`` (the sandbox's caller,
+:data:`CALLER`, submits nothing) and answer 400 "No pool selected!" without ``pools`` or ``all_pools=true``
+(the caller has no default pool); ``GET /api/task`` pages (``limit`` defaults to 20); ``all_pools`` defaults
+to ``true`` for ``/api/pool_quota`` and ``/api/pool`` (``pools`` then filter only with ``all_pools=false``)
+and to ``false`` for ``/api/resources``; the token exchange reads its JSON body (``{"token": …}``) only.
 """
 
 from __future__ import annotations
@@ -37,9 +50,21 @@ from starlette.routing import BaseRoute, Route
 from sandbox.server import SandboxState
 
 ALIVE = frozenset({"PENDING", "RUNNING", "WAITING"})
+#: The service's default ``max_log_lines`` config: a ``last_n_lines`` at or above it is ignored.
+MAX_LOG_LINES = 10_000
 LIVE_STREAM_HOLD_S = 60.0
 JWT_LIFETIME_S = 300
 _EVENT_START = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
+#: The sandbox's caller (the token owner, the JWT's ``sub``): it submitted nothing and has no default pool.
+CALLER = "sandbox"
+#: What FastAPI reads as a boolean query value.
+_TRUE, _FALSE = frozenset({"true", "1", "yes", "on"}), frozenset({"false", "0", "no", "off"})
+#: ``WorkflowStatus`` and ``TaskGroupStatus`` of the spec (the ``statuses`` filters).
+WORKFLOW_STATUSES = frozenset({
+    "PENDING", "RUNNING", "WAITING", "COMPLETED", "FAILED", "FAILED_SUBMISSION", "FAILED_SERVER_ERROR",
+    "FAILED_EXEC_TIMEOUT", "FAILED_QUEUE_TIMEOUT", "FAILED_CANCELED", "FAILED_BACKEND_ERROR", "FAILED_IMAGE_PULL",
+    "FAILED_EVICTED", "FAILED_START_ERROR", "FAILED_START_TIMEOUT", "FAILED_PREEMPTED",
+})  # fmt: skip
 
 
 def osmo_error(
@@ -50,6 +75,76 @@ def osmo_error(
     if error_code is not None:
         body.update({"error_code": error_code, "workflow_id": workflow_id})
     return JSONResponse(body, status_code=status)
+
+
+def validation_error(loc: list[str | int], msg: str, kind: str, value: Any) -> JSONResponse:
+    """FastAPI's 422 ``HTTPValidationError`` body: ``{"detail": [{"loc", "msg", "type", "input"}]}``."""
+    return JSONResponse({"detail": [{"loc": loc, "msg": msg, "type": kind, "input": value}]}, status_code=422)
+
+
+class Refused(Exception):
+    """A request the service refuses (a 422 for a value that does not parse, a 400 ``USER``)."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__()
+        self.response = response
+
+
+def query_bool(request: Request, name: str, default: bool) -> bool:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if raw.lower() in _TRUE | _FALSE:
+        return raw.lower() in _TRUE
+    raise Refused(validation_error(["query", name], "Input should be a valid boolean", "bool_parsing", raw))
+
+
+def query_int(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    try:
+        return int(raw) if raw is not None else default
+    except ValueError:
+        msg = "Input should be a valid integer, unable to parse string as an integer"
+        raise Refused(validation_error(["query", name], msg, "int_parsing", raw)) from None
+
+
+def query_desc(request: Request) -> bool:
+    """``order`` (``ListOrder``: ``ASC``, the default, or ``DESC``) -> descending?"""
+    raw = request.query_params.get("order", "ASC")
+    if raw not in ("ASC", "DESC"):
+        raise Refused(validation_error(["query", "order"], "Input should be 'ASC' or 'DESC'", "enum", raw))
+    return raw == "DESC"
+
+
+def scoped(request: Request, items: list[dict[str, Any]], user_key: str) -> list[dict[str, Any]]:
+    """``items`` as the list endpoints scope them (osmo-api.md §2 "Server defaults"): the named ``users``, else
+    everyone's with ``all_users=true``, else the caller's own; the named ``pools`` (unless ``all_pools=true``),
+    everything with ``all_pools=true``, else 400 "No pool selected!" (the caller has no default pool)."""
+    users = set(request.query_params.getlist("users"))
+    if users:
+        items = [i for i in items if i.get(user_key) in users]
+    elif not query_bool(request, "all_users", False):
+        items = [i for i in items if i.get(user_key) == CALLER]
+    pools = set(request.query_params.getlist("pools"))
+    all_pools = query_bool(request, "all_pools", False)
+    if not pools and not all_pools:
+        raise Refused(osmo_error(400, "No pool selected!", "USER"))
+    if pools and not all_pools:
+        items = [i for i in items if i.get("pool") in pools]
+    return items
+
+
+def refusing(handler: Any) -> Any:
+    """``handler`` answering :class:`Refused`'s response."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            response: Response = await handler(request)
+        except Refused as exc:
+            return exc.response
+        return response
+
+    return wrapped
 
 
 def _b64(data: dict[str, Any]) -> str:
@@ -152,13 +247,14 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         return entry
 
     async def token(request: Request) -> Response:
+        # POST takes the token in its JSON body only (``TokenRequest``; the query form is the GET variant's).
         try:
             body = await request.json()
         except ValueError:
             body = None
-        tok = body.get("token") if isinstance(body, dict) else None
-        if not tok:
-            tok = request.query_params.get("access_token")
+        if not isinstance(body, dict) or "token" not in body:
+            return validation_error(["body", "token"], "Field required", "missing", body)
+        tok = body.get("token")
         if not tok:
             return osmo_error(401, "Access token is invalid or expired.", "USER")
         expires_at = int(time.time()) + JWT_LIFETIME_S
@@ -196,29 +292,21 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if refused is not None:
             return refused
         qp = request.query_params
-        try:
-            limit = int(qp.get("limit", "20"))
-            offset = int(qp.get("offset", "0"))
-        except ValueError:
-            return osmo_error(400, "limit and offset must be integers", "USAGE")
+        limit, offset = query_int(request, "limit", 20), query_int(request, "offset", 0)
         if limit > 1000 or limit < 1 or offset < 0:
             return osmo_error(400, "limit must be 1..1000 and offset >= 0", "USAGE")
-        items = [list_entry(e.get("query") or {}) for e in entries]
+        desc = query_desc(request)
         statuses = set(qp.getlist("statuses"))
+        if statuses - WORKFLOW_STATUSES:
+            bad = sorted(statuses - WORKFLOW_STATUSES)[0]
+            return validation_error(["query", "statuses", 0], "Input should be a WorkflowStatus", "enum", bad)
+        items = scoped(request, [list_entry(e.get("query") or {}) for e in entries], "user")
         if statuses:
             items = [i for i in items if i["status"] in statuses]
-        pools = set(qp.getlist("pools"))
-        if pools and qp.get("all_pools", "false").lower() != "true":
-            items = [i for i in items if i["pool"] in pools]
-        users = set(qp.getlist("users"))
-        if users:
-            items = [i for i in items if i["user"] in users]
         name = qp.get("name")
         if name:
             items = [i for i in items if name in str(i["name"])]
-        items.sort(
-            key=lambda i: str(i.get("submit_time") or ""), reverse=qp.get("order", "DESC").upper() != "ASC"
-        )
+        items.sort(key=lambda i: str(i.get("submit_time") or ""), reverse=desc)
         page = items[offset : offset + limit]
         return JSONResponse({"workflows": page, "more_entries": offset + limit < len(items)})
 
@@ -252,10 +340,22 @@ def routes(state: SandboxState) -> list[BaseRoute]:
                 text = task_filter(text, task)
         if text is None:
             return osmo_error(500, "Internal server error: logs are unavailable")
+        raw = request.query_params.get("last_n_lines")
         try:
-            n = int(request.query_params.get("last_n_lines", "0") or 0)
+            n = int(raw) if raw not in (None, "") else 0
         except ValueError:
-            return osmo_error(400, "last_n_lines must be an integer", "USAGE")
+            return validation_error(
+                ["query", "last_n_lines"],
+                "Input should be a valid integer, unable to parse string as an integer",
+                "int_parsing",
+                raw,
+            )
+        if n < 0:
+            return osmo_error(400, "Users should specify positive value for flag -n.", "USER")
+        configured = osmo.get("max_log_lines")
+        max_lines = configured if isinstance(configured, int) else MAX_LOG_LINES
+        if n >= max_lines:
+            n = 0  # the service ignores a tail at or above its max_log_lines: the whole log, from the start
         return stream(entry, tail_lines(text, n) if n > 0 else text)
 
     async def events(request: Request) -> Response:
@@ -284,7 +384,13 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             out = [dict(t) for t in entry["tasks"] if isinstance(t, dict)]
         else:
             out = spec_tasks(entry.get("spec_template"))
-        live = {t.get("name"): t for g in query.get("groups") or [] for t in g.get("tasks") or []}
+        live = {
+            t.get("name"): t
+            for g in query.get("groups") or []
+            if isinstance(g, dict)
+            for t in g.get("tasks") or []
+            if isinstance(t, dict)
+        }
         for item in out:
             name = item.get("task_name") or item.get("name")
             item.setdefault("task_name", name)
@@ -303,12 +409,17 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if refused is not None:
             return refused
         wid = request.query_params.get("workflow_id")
+        limit, offset = query_int(request, "limit", 20), query_int(request, "offset", 0)
+        desc = query_desc(request)
         chosen = [by_id[wid]] if wid and wid in by_id else ([] if wid else entries)
-        items = [t for e in chosen for t in tasks_of(e)]
+        owner = {id(e): (e.get("query") or {}).get("submitted_by") for e in chosen}
+        items = scoped(request, [{"user": owner[id(e)], **t} for e in chosen for t in tasks_of(e)], "user")
         statuses = set(request.query_params.getlist("statuses"))
         if statuses:
             items = [t for t in items if t.get("status") in statuses]
-        return JSONResponse({"tasks": items})
+        if desc:
+            items.reverse()
+        return JSONResponse({"tasks": items[offset : offset + limit]})
 
     async def get_task(request: Request) -> Response:
         entry = find(request)
@@ -321,14 +432,15 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             return osmo_error(400, f"Task {name} of workflow {wid} is not found.", "DATABASE", wid)
         return JSONResponse(task)
 
-    def wanted_pools(request: Request) -> set[str] | None:
+    def wanted_pools(request: Request, all_pools_default: bool) -> set[str] | None:
         pools = set(request.query_params.getlist("pools"))
-        if not pools or request.query_params.get("all_pools", "false").lower() == "true":
+        if not pools or query_bool(request, "all_pools", all_pools_default):
             return None
         return pools
 
-    def section(key: str, what: str) -> Any:
-        """A handler serving ``osmo[key]`` to an authorized caller (500 when null), filtered by ``pools``."""
+    def section(key: str, what: str, all_pools_default: bool = False) -> Any:
+        """A handler serving ``osmo[key]`` to an authorized caller (500 when null), filtered by ``pools``
+        (unless ``all_pools``, whose spec default is ``all_pools_default``)."""
 
         def wrap(render: Any) -> Any:
             async def handler(request: Request) -> Response:
@@ -338,38 +450,47 @@ def routes(state: SandboxState) -> list[BaseRoute]:
                 data = osmo.get(key)
                 if data is None:
                     return osmo_error(500, f"Internal server error: {what} unavailable")
-                return JSONResponse(render(data, wanted_pools(request)))
+                return JSONResponse(render(data, wanted_pools(request, all_pools_default)))
 
             return handler
 
         return wrap
 
-    @section("pool_quota", "pool quota is")
+    @section("pool_quota", "pool quota is", all_pools_default=True)
     def pool_quota(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
         if pools is None:
             return data
         node_sets = []
         for ns in data.get("node_sets") or []:
-            kept = [p for p in ns.get("pools") or [] if p.get("name") in pools]
+            if not isinstance(ns, dict):
+                continue
+            kept = [p for p in ns.get("pools") or [] if isinstance(p, dict) and p.get("name") in pools]
             if kept:
                 node_sets.append({**ns, "pools": kept})
         return {**data, "node_sets": node_sets}
 
-    @section("pool_quota", "pools are")
+    @section("pool_quota", "pools are", all_pools_default=True)
     def pool_list(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
         out = {
             p["name"]: {k: v for k, v in p.items() if k != "resource_usage"}
             for ns in data.get("node_sets") or []
+            if isinstance(ns, dict)
             for p in ns.get("pools") or []
-            if p.get("name") and (pools is None or p["name"] in pools)
+            if isinstance(p, dict) and p.get("name") and (pools is None or p["name"] in pools)
         }
         return {"pools": out}
 
-    def node_pools(node: dict[str, Any]) -> set[str]:
-        names = set((node.get("platform_allocatable_fields") or {}).keys())
-        names |= set((node.get("pool_platform_labels") or {}).keys())
-        raw = (node.get("exposed_fields") or {}).get("pool/platform") or []
-        names |= {str(item).split("/", 1)[0] for item in ([raw] if isinstance(raw, str) else raw)}
+    def node_pools(node: Any) -> set[str]:
+        if not isinstance(node, dict):
+            return set()
+        names: set[str] = set()
+        for key in ("platform_allocatable_fields", "pool_platform_labels"):
+            if isinstance(node.get(key), dict):
+                names |= set(node[key])
+        exposed = node.get("exposed_fields")
+        raw = exposed.get("pool/platform") if isinstance(exposed, dict) else None
+        items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+        names |= {item.split("/", 1)[0] for item in items if isinstance(item, str)}
         return names
 
     @section("resources", "resources are")
@@ -382,14 +503,14 @@ def routes(state: SandboxState) -> list[BaseRoute]:
     wf = "/api/workflow/{workflow_id}"
     return [
         Route("/api/auth/jwt/access_token", token, methods=["POST"]),
-        Route("/api/workflow", list_workflows, methods=["GET"]),
+        Route("/api/workflow", refusing(list_workflows), methods=["GET"]),
         Route(wf, get_workflow, methods=["GET"]),
         Route(wf + "/logs", logs, methods=["GET"]),
         Route(wf + "/events", events, methods=["GET"]),
         Route(wf + "/spec", spec, methods=["GET"]),
         Route(wf + "/task/{task_name}", get_task, methods=["GET"]),
-        Route("/api/task", list_tasks, methods=["GET"]),
-        Route("/api/pool_quota", pool_quota, methods=["GET"]),
-        Route("/api/pool", pool_list, methods=["GET"]),
-        Route("/api/resources", resources, methods=["GET"]),
+        Route("/api/task", refusing(list_tasks), methods=["GET"]),
+        Route("/api/pool_quota", refusing(pool_quota), methods=["GET"]),
+        Route("/api/pool", refusing(pool_list), methods=["GET"]),
+        Route("/api/resources", refusing(resources), methods=["GET"]),
     ]

@@ -1,4 +1,24 @@
-"""Sandbox routes of the Run:ai control plane (FORMAT.md ``runai``)."""
+"""Sandbox routes of the Run:ai control plane (FORMAT.md ``runai``).
+
+Where FORMAT.md is silent the 2.24 OpenAPI spec (``shared/reference/specs``) decides:
+
+- ``runai.control_plane_version`` (optional, default ``"2.24"``) picks the login the control plane
+  offers: 2.24+ answers ``POST /api/v2/token`` (OAuth2 form) and ``POST /api/v1/token``; before 2.24
+  ``/api/v2/token`` answers 404 and the v1 reply has no ``expiresIn``; before 2.20 v1 refuses
+  ``grantType: client_credentials`` (400) and takes only ``app_token``. v1 bodies are read with the
+  spec's field names (``clientID``/``clientSecret``, ``appID``/``appSecret``).
+- A pod with ``deletedAt`` set is listed only with ``deleted=true`` (and then only such pods), as the
+  real pods endpoint does for deleted or cleaned-up workloads.
+- A workload with ``sourceApi: "WorkloadsV2"`` has its spec at ``GET /api/v2/workloads/{id}``
+  (``{"workload": {"metadata", "desiredPhase", ...}}``; a v1-shaped ``spec`` entry is wrapped).
+- ``null`` items of pods, history, events and measurements are served as they are.
+- Query parameters are held to the spec (400 ``"<param>: ..."`` otherwise): ``offset`` an integer and
+  ``limit`` 1..500; ``filterBy`` one comma-separated value (``explode: false``) of terms on the fields the
+  spec's pattern lists for that endpoint, with its operators (dates only ``==``, ``!=``, ``<=``, ``>=``,
+  with an RFC 3339 value); ``sortBy`` one of the spec's fields and ``sortOrder`` ``asc``/``desc``;
+  ``deleted`` ``true``/``false``; metrics ``metricType`` one comma-separated value of
+  ``WorkloadMetricType`` names, ``start``/``end`` RFC 3339 date-times and ``numberOfSamples`` 0..1000.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +39,47 @@ SPEC_SEGMENTS = {
     "inferences": "Inference",
     "distributed-inferences": "DistributedInference",
 }
-_FILTER = re.compile(r"^([A-Za-z]+)(==|!=|<=|>=|=@|!@|=\^|=\$)(.*)$")
+_FILTER = re.compile(r"^([A-Za-z0-9]+)(==|!=|<=|>=|=@|!@|=\^|=\$)(.+)$")
+#: The ``filterBy`` pattern fields (also the ``sortBy`` enum) of ``GET /api/v1/workloads`` in the 2.24 spec, and the
+#: ones that are dates (``format: date-time`` in ``Workload``), numbers, of ``GET /api/v1/org-unit/projects``.
+WORKLOAD_FIELDS = (
+    "type", "name", "clusterId", "projectId", "projectName", "departmentId", "departmentName", "createdAt",
+    "deletedAt", "submittedBy", "phase", "completedAt", "nodepool", "distributedFramework", "allocatedGPU",
+    "idleGpus", "idleAllocatedGpus", "phaseUpdatedAt", "category", "totalPendingTimeSeconds",
+    "totalRunningTimeSeconds", "priority", "priorityClassName", "guaranteedRuntimeEndsAt", "aiApplicationId",
+    "aiApplicationName",
+)  # fmt: skip
+WORKLOAD_DATES = frozenset({"createdAt", "deletedAt", "completedAt", "phaseUpdatedAt", "guaranteedRuntimeEndsAt"})
+PROJECT_FIELDS = (
+    "name", "clusterId", "departmentId", "parentId", "parentName", "phase", "totalGpuQuota", "gpuAllocated",
+    "createdAt", "avgGpuAllocation24h", "avgGpuUtilization24h", "avgGpuMemoryUtilization24h", "avgGpuAllocation7d",
+    "avgGpuUtilization7d", "avgGpuMemoryUtilization7d", "avgGpuAllocation30d", "avgGpuUtilization30d",
+    "avgGpuMemoryUtilization30d",
+)  # fmt: skip
+PROJECT_DATES = frozenset({"createdAt"})
+DATE_OPERATORS = frozenset({"==", "!=", "<=", ">="})
+#: ``WorkloadMetricType`` of the 2.24 spec.
+METRIC_TYPES = frozenset({
+    "GPU_UTILIZATION", "GPU_MEMORY_USAGE_BYTES", "GPU_MEMORY_REQUEST_BYTES", "CPU_USAGE_CORES", "CPU_REQUEST_CORES",
+    "CPU_LIMIT_CORES", "CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_REQUEST_BYTES", "CPU_MEMORY_LIMIT_BYTES", "POD_COUNT",
+    "RUNNING_POD_COUNT", "GPU_ALLOCATION", "NIM_NUM_REQUESTS_RUNNING", "NIM_NUM_REQUESTS_WAITING",
+    "NIM_NUM_REQUEST_MAX", "NIM_REQUEST_SUCCESS_TOTAL", "NIM_REQUEST_FAILURE_TOTAL", "NIM_GPU_CACHE_USAGE_PERC",
+    "NIM_TIME_TO_FIRST_TOKEN_SECONDS", "NIM_E2E_REQUEST_LATENCY_SECONDS",
+    "NIM_TIME_TO_FIRST_TOKEN_SECONDS_PERCENTILES", "NIM_E2E_REQUEST_LATENCY_SECONDS_PERCENTILES",
+    "NVLINK_BANDWIDTH_TOTAL",
+})  # fmt: skip
+#: RFC 3339 (``format: date-time``): a zone is required.
+_DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+DEFAULT_VERSION = (2, 24)
+#: ``TokenRequestGrantTypeEnum`` of the 2.24 spec; 2.18-2.19 lack client_credentials (and external_token_exchange).
+V1_GRANTS = frozenset({"app_token", "client_credentials", "refresh_token", "exchange_token", "password"})
+
+
+def control_plane_version(runai: dict[str, Any]) -> tuple[int, int]:
+    """``runai.control_plane_version`` (``"2.19"``) as ``(2, 19)``; the default is 2.24."""
+    raw = str(runai.get("control_plane_version") or "")
+    m = re.match(r"^\s*(\d+)\.(\d+)", raw)
+    return (int(m.group(1)), int(m.group(2))) if m else DEFAULT_VERSION
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -33,10 +93,19 @@ def _parse_time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+class BadQuery(ValueError):
+    """A query the spec does not allow (answered 400 with the message)."""
+
+
+def _date_time(value: str | None) -> datetime | None:
+    """An RFC 3339 date-time (a zone required), or None."""
+    return _parse_time(value) if value and _DATE_TIME.match(value) else None
+
+
 def _matches(item: dict[str, Any], expr: str) -> bool:
     m = _FILTER.match(expr)
     if not m:
-        return True
+        raise BadQuery(f"filterBy: {expr!r} is not <field><operator><value>")
     field, op, want = m.groups()
     have = item.get(field)
     text = "" if have is None else str(have)
@@ -61,20 +130,74 @@ def _matches(item: dict[str, Any], expr: str) -> bool:
         return False
 
 
-def _filters(request: Request) -> list[str]:
+def _kind(workload_type: Any) -> str:
+    """``Training``, ``training``, ``TrainingWorkload`` -> ``training``; ``InteractiveWorkload`` -> ``workspace``."""
+    key = re.sub(r"[-_ ]", "", str(workload_type or "")).lower()
+    key = key.removesuffix("workload") or key
+    return "workspace" if key == "interactive" else key
+
+
+def _created_at(event: Any) -> str:
+    return str(event.get("createdAt") or "") if isinstance(event, dict) else ""
+
+
+def _one(request: Request, name: str) -> str | None:
+    """The value of a query parameter the spec gives once (``explode: false`` arrays too), or None."""
+    values = request.query_params.getlist(name)
+    if len(values) > 1:
+        raise BadQuery(f"{name}: given {len(values)} times; the spec takes one (comma-separated) value")
+    return values[0] if values else None
+
+
+def _filters(request: Request, fields: tuple[str, ...], dates: frozenset[str]) -> list[str]:
+    """The ``filterBy`` terms, each checked against the endpoint's spec pattern (fields, operators, dates)."""
+    raw = _one(request, "filterBy")
     out: list[str] = []
-    for raw in request.query_params.getlist("filterBy"):
-        out += [part for part in raw.split(",") if part]
+    for term in raw.split(",") if raw is not None else []:
+        m = _FILTER.match(term)
+        if m is None:
+            raise BadQuery(f"filterBy: {term!r} is not <field><operator><value>")
+        name, op, value = m.groups()
+        if name not in fields:
+            raise BadQuery(f"filterBy: {name!r} is not a filterable field")
+        if name in dates and (op not in DATE_OPERATORS or _date_time(value) is None):
+            raise BadQuery(f"filterBy: {term!r}: dates take ==, !=, <= or >= and an ISO 8601 timestamp")
+        out.append(term)
     return out
 
 
-def _page(request: Request, items: list[Any], key: str) -> JSONResponse:
+def _sort(request: Request, fields: tuple[str, ...], default: str = "asc") -> tuple[str | None, bool]:
+    """(``sortBy`` or None, descending?) as the spec allows them."""
+    sort_by = _one(request, "sortBy")
+    if sort_by is not None and sort_by not in fields:
+        raise BadQuery(f"sortBy: {sort_by!r} is not one of the allowed values")
+    order = _one(request, "sortOrder") or default
+    if order not in ("asc", "desc"):
+        raise BadQuery(f"sortOrder: {order!r} is not one of asc, desc")
+    return sort_by, order == "desc"
+
+
+def _deleted(request: Request) -> bool:
+    value = _one(request, "deleted")
+    if value not in (None, "true", "false"):
+        raise BadQuery(f"deleted: {value!r} is not a boolean")
+    return value == "true"
+
+
+def _int(request: Request, name: str, default: int, low: int | None = None, high: int | None = None) -> int:
+    raw = _one(request, name)
     try:
-        offset = int(request.query_params.get("offset", "0") or 0)
-        limit = int(request.query_params.get("limit", "50") or 50)
+        value = int(raw) if raw is not None else default
     except ValueError:
-        return json_error(400, "offset and limit must be integers")
-    limit = max(1, min(limit, 500))
+        raise BadQuery(f"{name}: {raw!r} is not an integer") from None
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise BadQuery(f"{name}: {value} is outside {low}..{high}")
+    return value
+
+
+def _page(request: Request, items: list[Any], key: str) -> JSONResponse:
+    offset = _int(request, "offset", 0, low=0)
+    limit = _int(request, "limit", 50, low=1, high=500)
     page = items[offset : offset + limit]
     body: dict[str, Any] = {key: page}
     if offset + limit < len(items):
@@ -88,6 +211,7 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         return []
     entries: list[dict[str, Any]] = runai.get("workloads") or []
     by_id = {e["workload"]["id"]: e for e in entries}
+    version = control_plane_version(runai)
 
     def guard(request: Request) -> Response | None:
         if not state.authorized(request):
@@ -104,8 +228,12 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         return entry
 
     async def token_v2(request: Request) -> Response:
-        form = await request.form()
-        if form.get("grant_type") != "client_credentials" or not form.get("client_id"):
+        form = await request.form()  # read (and recorded) even when refused
+        if version < (2, 24):
+            return json_error(404, "Resource not found.")
+        if form.get("grant_type") != "client_credentials":
+            return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
+        if not form.get("client_id") or not form.get("client_secret"):
             return JSONResponse({"error": "invalid_request"}, status_code=400)
         return JSONResponse({"access_token": state.issue_token(), "token_type": "Bearer", "expires_in": 3600})
 
@@ -114,21 +242,35 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             body = await request.json()
         except ValueError:
             return json_error(400, "Required parameter is missing")
-        if not isinstance(body, dict) or not (body.get("clientId") or body.get("clientID") or body.get("AppId")):
+        if not isinstance(body, dict):
             return json_error(400, "Required parameter is missing")
-        return JSONResponse({"accessToken": state.issue_token(), "expiresIn": 3600})
+        grant = body.get("grantType")
+        allowed = V1_GRANTS if version >= (2, 20) else V1_GRANTS - {"client_credentials"}
+        if grant not in allowed:
+            return json_error(400, f"grantType: value {grant!r} is not one of the allowed values")
+        if grant == "client_credentials":
+            ok = body.get("clientID") and body.get("clientSecret")
+        elif grant == "app_token":
+            ok = body.get("appID") and body.get("appSecret")
+        else:
+            ok = False  # the product logs in with its service account only
+        if not ok:
+            return json_error(400, "Required parameter is missing")
+        reply: dict[str, Any] = {"accessToken": state.issue_token(), "idToken": "", "refreshToken": ""}
+        if version >= (2, 24):
+            reply["expiresIn"] = 3600
+        return JSONResponse(reply)
 
     async def list_workloads(request: Request) -> Response:
         denied = guard(request)
         if denied is not None:
             return denied
-        deleted = request.query_params.get("deleted", "").lower() == "true"
+        deleted = _deleted(request)
         items = [e["workload"] for e in entries if bool(e["workload"].get("deletedAt")) == deleted]
-        for expr in _filters(request):
+        for expr in _filters(request, WORKLOAD_FIELDS, WORKLOAD_DATES):
             items = [w for w in items if _matches(w, expr)]
-        sort_by = request.query_params.get("sortBy")
+        sort_by, desc = _sort(request, WORKLOAD_FIELDS)
         if sort_by:
-            desc = request.query_params.get("sortOrder", "asc") == "desc"
             items.sort(key=lambda w: str(w.get(sort_by) or ""), reverse=desc)
         return _page(request, items, "workloads")
 
@@ -143,14 +285,22 @@ def routes(state: SandboxState) -> list[BaseRoute]:
                 return entry
             if key == "events" and "events" not in entry:
                 history = entry.get("history") or []
-                data: Any = [r["spec"]["event"] for r in history if (r.get("spec") or {}).get("event")]
+                data: Any = [
+                    r["spec"]["event"]
+                    for r in history
+                    if isinstance(r, dict) and isinstance(r.get("spec"), dict) and r["spec"].get("event")
+                ]
             else:
                 data = entry.get(key)
             if data is None:
                 return json_error(null_status, "Something went wrong.")
             if key == "events":
-                desc = request.query_params.get("sortOrder", "desc") == "desc"
-                data = sorted(data, key=lambda e: str(e.get("createdAt") or ""), reverse=desc)
+                _, desc = _sort(request, (), default="desc")
+                data = sorted(data, key=_created_at, reverse=desc)
+            if key == "pods":
+                # Deleted pods (deletedAt set) are listed only with deleted=true, and then only they are.
+                deleted = _deleted(request)
+                data = [p for p in data if (isinstance(p, dict) and bool(p.get("deletedAt"))) == deleted]
             return _page(request, list(data), envelope)
 
         return handler
@@ -162,18 +312,27 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         data = entry.get("metrics")
         if data is None:
             return json_error(500, "Something went wrong.")
-        types = {t for raw in request.query_params.getlist("metricType") for t in raw.split(",") if t}
-        start = _parse_time(request.query_params.get("start"))
-        end = _parse_time(request.query_params.get("end"))
-        if not types or start is None or end is None:
+        raw_types, raw_start, raw_end = _one(request, "metricType"), _one(request, "start"), _one(request, "end")
+        if not raw_types or raw_start is None or raw_end is None:
             return json_error(400, "Required parameter is missing")
+        types = set(raw_types.split(","))
+        unknown = sorted(types - METRIC_TYPES)
+        if unknown:
+            raise BadQuery(f"metricType: {', '.join(unknown)} is not one of the allowed values")
+        start, end = _date_time(raw_start), _date_time(raw_end)
+        if start is None or end is None:
+            raise BadQuery("start and end must be RFC 3339 date-times")
+        _int(request, "numberOfSamples", 20, low=0, high=1000)
         out = []
         for m in data.get("measurements") or []:
+            if not isinstance(m, dict):
+                out.append(m)
+                continue
             if m.get("type") not in types:
                 continue
             values = []
             for v in m.get("values") or []:
-                ts = _parse_time(v.get("timestamp"))
+                ts = _parse_time(v.get("timestamp")) if isinstance(v, dict) else None
                 if ts is None or start <= ts <= end:
                     values.append(v)
             out.append({**m, "values": values})
@@ -184,11 +343,32 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             entry = entry_or_404(request)
             if isinstance(entry, Response):
                 return entry
-            if (entry["workload"].get("type") or "") != SPEC_SEGMENTS[segment] or entry.get("spec") is None:
+            if _kind(entry["workload"].get("type")) != _kind(SPEC_SEGMENTS[segment]) or entry.get("spec") is None:
                 return json_error(404, "Resource id not found.")
             return JSONResponse(entry["spec"])
 
         return spec
+
+    async def spec_v2(request: Request) -> Response:
+        entry = entry_or_404(request)
+        if isinstance(entry, Response):
+            return entry
+        spec = entry.get("spec")
+        if entry["workload"].get("sourceApi") != "WorkloadsV2" or not isinstance(spec, dict):
+            return json_error(404, "Resource id not found.")
+        if "workload" in spec:
+            return JSONResponse(spec)
+        wl = entry["workload"]
+        return JSONResponse(
+            {
+                "workload": {
+                    "metadata": {"name": spec.get("name") or wl.get("name"), "projectId": wl.get("projectId")},
+                    "desiredPhase": spec.get("desiredPhase") or "Running",
+                    "workloadManifest": spec.get("spec") or {},
+                    "rawManifest": spec.get("spec") or {},
+                }
+            }
+        )
 
     async def clusters(request: Request) -> Response:
         denied = guard(request)
@@ -199,24 +379,41 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if denied is not None:
             return denied
         items = list(runai.get("projects") or [])
-        for expr in _filters(request):
+        for expr in _filters(request, PROJECT_FIELDS, PROJECT_DATES):
             items = [p for p in items if _matches(p, expr)]
+        sort_by, desc = _sort(request, PROJECT_FIELDS)
+        if sort_by:
+            items.sort(key=lambda p: str(p.get(sort_by) or ""), reverse=desc)
         return _page(request, items, "projects")
 
     base = "/api/v1/workloads"
     return [
         Route("/api/v2/token", token_v2, methods=["POST"]),
         Route("/api/v1/token", token_v1, methods=["POST"]),
-        Route(base, list_workloads, methods=["GET"]),
+        Route(base, _checked(list_workloads), methods=["GET"]),
         *[
             Route(f"{base}/{segment}/{{workload_id}}", spec_handler(segment), methods=["GET"])
             for segment in SPEC_SEGMENTS
         ],
         Route(base + "/{workload_id}", get_workload, methods=["GET"]),
-        Route(base + "/{workload_id}/pods", sub_resource("pods", "pods"), methods=["GET"]),
-        Route(base + "/{workload_id}/history", sub_resource("history", "records"), methods=["GET"]),
-        Route(base + "/{workload_id}/events", sub_resource("events", "events"), methods=["GET"]),
-        Route(base + "/{workload_id}/metrics", metrics, methods=["GET"]),
+        Route(base + "/{workload_id}/pods", _checked(sub_resource("pods", "pods")), methods=["GET"]),
+        Route(base + "/{workload_id}/history", _checked(sub_resource("history", "records")), methods=["GET"]),
+        Route(base + "/{workload_id}/events", _checked(sub_resource("events", "events")), methods=["GET"]),
+        Route(base + "/{workload_id}/metrics", _checked(metrics), methods=["GET"]),
+        Route("/api/v2/workloads/{workload_id}", spec_v2, methods=["GET"]),
         Route("/api/v1/clusters", clusters, methods=["GET"]),
-        Route("/api/v1/org-unit/projects", projects, methods=["GET"]),
+        Route("/api/v1/org-unit/projects", _checked(projects), methods=["GET"]),
     ]
+
+
+def _checked(handler: Any) -> Any:
+    """``handler`` answering 400 for a query the spec does not allow (:class:`BadQuery`)."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            response: Response = await handler(request)
+        except BadQuery as exc:
+            return json_error(400, str(exc))
+        return response
+
+    return wrapped

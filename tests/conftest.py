@@ -46,7 +46,7 @@ def diagnose() -> Diagnose:
                 )
                 if "runai" in snapshot
                 else None,
-                kube=KubeConfig(kubeconfig=sandbox.kubeconfig()),
+                kube=KubeConfig.from_env(sandbox.kube_env()),  # one context per cluster with kubernetes_by_cluster
                 osmo=OsmoConfig(sandbox.url, "sandbox") if "osmo" in snapshot else None,
                 now=lambda: now,
             )

@@ -70,6 +70,10 @@ class _Server(ThreadingHTTPServer):
 class SlackMock:
     calls: list[Call] = field(default_factory=list)
     usergroups: dict[str, list[str]] = field(default_factory=dict)
+    #: called with every call before it is answered (multi-process tests kill or stall a replica there)
+    on_call: Any = None
+    #: root and thread messages posted per channel (``conversations.history`` answers from it)
+    history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     faults: list[_Fault] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
@@ -94,14 +98,13 @@ class SlackMock:
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                self.send_header(
-                    "content-type", "application/json" if not isinstance(body, bytes) else "text/plain"
-                )
+                self.send_header("content-type", "application/json" if not isinstance(body, bytes) else "text/plain")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
             do_PUT = do_POST
+            do_GET = do_POST  # slack_sdk sends conversations.history as a GET with a query string
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -164,6 +167,9 @@ class SlackMock:
         call = Call(method, path, low, body, raw, time.monotonic())
         with self.lock:
             self.calls.append(call)
+        if self.on_call is not None:
+            self.on_call(call)  # a test's hook (kill or stall the caller while its request is in flight)
+        with self.lock:
             fault = next((f for f in self.faults if f.method == method and f.times > 0), None)
             if fault is not None:
                 fault.times -= 1
@@ -199,6 +205,16 @@ class SlackMock:
             }
         if method == "chat.postMessage":
             ts = f"1764000000.{next(self._ts):06d}"
+            metadata = body.get("metadata")
+            if isinstance(metadata, str):
+                try:
+                    metadata = json.loads(metadata)
+                except ValueError:
+                    metadata = None
+            with self.lock:
+                self.history.setdefault(str(body.get("channel")), []).append(
+                    {"ts": ts, "text": body.get("text"), "thread_ts": body.get("thread_ts"), "metadata": metadata}
+                )
             return {
                 "ok": True,
                 "channel": body.get("channel"),
@@ -212,6 +228,15 @@ class SlackMock:
                 "ts": body.get("ts"),
                 "text": body.get("text"),
             }
+        if method == "conversations.history":
+            with self.lock:
+                roots = [m for m in self.history.get(str(body.get("channel")), []) if not m.get("thread_ts")]
+            # ``oldest`` is not applied: the mock's ts values are not real times
+            messages = [
+                {k: v for k, v in m.items() if v is not None and (k != "metadata" or body.get("include_all_metadata"))}
+                for m in reversed(roots)
+            ]
+            return {"ok": True, "messages": messages, "has_more": False}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1764000000.{next(self._ts):06d}"}
         if method == "files.getUploadURLExternal":
@@ -246,9 +271,7 @@ class SlackMock:
             if predicate(self):
                 return
             await asyncio.sleep(0.02)
-        raise AssertionError(
-            f"timed out waiting for {what or predicate}; calls: {[c.method for c in self.calls]}"
-        )
+        raise AssertionError(f"timed out waiting for {what or predicate}; calls: {[c.method for c in self.calls]}")
 
     def check_payloads(self, allowed_mentions: tuple[str, ...] = ()) -> None:
         """Every posted payload: within the budget, with a ``text`` fallback, nothing active or secret."""
@@ -265,9 +288,7 @@ class SlackMock:
                 start = 0
                 while (i := dumped.find(marker, start)) >= 0:
                     token = dumped[i : dumped.find(">", i) + 1]
-                    assert marker == "<@" and token[2:-1] in allowed_mentions, (
-                        f"active {token!r} in {call.method}"
-                    )
+                    assert marker == "<@" and token[2:-1] in allowed_mentions, f"active {token!r} in {call.method}"
                     start = i + 1
             assert body.get("link_names") in (None, False, "false", "0")
             assert body.get("parse") in (None, "none")
@@ -287,9 +308,7 @@ def sign(body: str, timestamp: int | None = None, secret: str = SECRET) -> dict[
     return {"x-slack-request-timestamp": ts, "x-slack-signature": signature}
 
 
-def command_body(
-    text: str, *, user: str = "U0ALICE01", channel: str = "C0CHAN001", response_url: str = ""
-) -> str:
+def command_body(text: str, *, user: str = "U0ALICE01", channel: str = "C0CHAN001", response_url: str = "") -> str:
     return urlencode(
         {
             "token": "legacy",
@@ -419,9 +438,7 @@ class Harness:
     async def event(
         self, event: dict[str, Any], event_id: str | None = None, headers: dict[str, str] | None = None
     ) -> Any:
-        return await self.send(
-            event_body(event, event_id or f"Ev{time.time_ns()}"), "application/json", headers
-        )
+        return await self.send(event_body(event, event_id or f"Ev{time.time_ns()}"), "application/json", headers)
 
     async def click(self, button: dict[str, Any], message: dict[str, Any], **kw: Any) -> Any:
         kw.setdefault("response_url", self.mock.response_url(f"act{next(self._n)}"))

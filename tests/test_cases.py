@@ -1,13 +1,16 @@
-"""Every snapshot case in ../shared/cases passes through the public CLI (`workload-doctor diagnose
---snapshot FILE --format json`), checked by the shared run-cases comparison."""
+"""Every snapshot case in ../shared/cases (and the digest cases in ../shared/cases-next/digest) passes through
+the public CLI (`workload-doctor diagnose --snapshot FILE --format json`), checked by the shared run-cases
+comparison. The CLI subprocesses run in parallel, once per session; each case is its own test."""
 
 from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
 import json
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,11 @@ import pytest
 from tests.conftest import CASES, SHARED
 
 CLI = str(Path(sys.executable).parent / "workload-doctor")
-CASE_FILES = sorted(CASES.rglob("*.json")) if CASES.is_dir() else []
+DIGEST_CASES = SHARED / "cases-next" / "digest"
+CASE_FILES = (sorted(CASES.rglob("*.json")) if CASES.is_dir() else []) + (
+    sorted(DIGEST_CASES.glob("*.json")) if DIGEST_CASES.is_dir() else []
+)
+WORKERS = max(2, min(4, (os.cpu_count() or 2) + 1))
 
 
 def _run_cases_module() -> Any:
@@ -29,16 +36,28 @@ def _run_cases_module() -> Any:
     return module
 
 
-@pytest.mark.skipif(not CASE_FILES, reason="../shared/cases is not beside this checkout")
-@pytest.mark.parametrize("case_file", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_case_passes_through_the_cli(case_file: Path) -> None:
-    case = json.loads(case_file.read_text())
-    result = subprocess.run(
+def _run(case_file: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [CLI, "diagnose", "--snapshot", str(case_file), "--format", "json"],
         capture_output=True,
         text=True,
-        timeout=90,
+        timeout=120,
     )
+
+
+@pytest.fixture(scope="session")
+def case_results() -> dict[Path, subprocess.CompletedProcess[str]]:
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return dict(zip(CASE_FILES, pool.map(_run, CASE_FILES), strict=True))
+
+
+@pytest.mark.skipif(not CASE_FILES, reason="../shared/cases is not beside this checkout")
+@pytest.mark.parametrize("case_file", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_case_passes_through_the_cli(
+    case_file: Path, case_results: dict[Path, subprocess.CompletedProcess[str]]
+) -> None:
+    case = json.loads(case_file.read_text())
+    result = case_results[case_file]
     problems = _run_cases_module().check(case, result.stdout, result.stderr)
     assert result.returncode == 0, result.stderr[-2000:]
     assert problems == [], problems

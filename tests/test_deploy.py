@@ -29,7 +29,10 @@ def test_rbac_rules_are_read_only() -> None:
 
 def test_rbac_covers_tier2_reads() -> None:
     resources = {
-        r for d in _docs() if d.get("kind") in {"ClusterRole", "Role"}
-        for rule in d.get("rules") or [] for r in rule.get("resources") or []  # type: ignore[attr-defined]
+        r
+        for d in _docs()
+        if d.get("kind") in {"ClusterRole", "Role"}
+        for rule in d.get("rules") or []
+        for r in rule.get("resources") or []  # type: ignore[attr-defined]
     }
     assert {"pods", "pods/log", "events", "nodes"} <= resources

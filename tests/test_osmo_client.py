@@ -60,11 +60,12 @@ async def test_endless_stream_stops_at_deadline_and_keeps_prefix() -> None:
     assert "0.3 s" in (got.cut_note("logs") or "")
 
 
-async def test_endless_stream_stops_at_byte_cap() -> None:
+async def test_endless_spec_stream_stops_at_byte_cap() -> None:
+    """The spec keeps its start: reading stops at the cap (logs and events keep their end instead)."""
     cfg = OsmoConfig("http://osmo.test", "tok")
     async with OsmoClient(cfg, inner=endless_transport(), stream_deadline_s=30, stream_max_bytes=500) as c:
-        got = await c.events("w-1")
-    assert got.truncated and got.reason == "byte cap" and got.bytes_read == 500
+        got = await c.spec("w-1")
+    assert got.truncated and got.reason == "byte cap" and got.bytes_read == 500 and got.dropped_bytes == 0
 
 
 async def test_token_cached_and_reexchanged_once_on_401() -> None:

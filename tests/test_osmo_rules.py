@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from diagnosis.osmo.classify import TaskSignals, classify_task, root_failed_task
-from diagnosis.osmo.digest import summarize_spec
+from diagnosis.osmo.logsummary import summarize_spec
 from diagnosis.osmo.models import Workflow
 from diagnosis.osmo.pending import PendingNumbers, decide_pending, parse_events, translate_events
 from diagnosis.osmo.procedure import DASHBOARD_NA, GRAFANA_NA, link_parts

@@ -83,3 +83,41 @@ async def test_a_hardware_xid_in_the_log_is_a_node_failure_naming_the_node_and_t
     assert report.category == Category.NODE_FAILURE
     assert "Xid 79" in report.headline and "dgx-01" in report.headline
     assert report.confidence is not None and report.confidence.level == "direct"
+
+
+def _node_event(message: str, when: str) -> dict[str, object]:
+    return {
+        "metadata": {"name": "dgx-01.xid", "namespace": "default"},
+        "involvedObject": {"kind": "Node", "name": "dgx-01"},
+        "reason": "GPUXidError",
+        "type": "Warning",
+        "message": message,
+        "lastTimestamp": when,
+    }
+
+
+@pytest.mark.parametrize(("when", "category"), [(b.ago(minutes=62), Category.NODE_FAILURE), (b.ago(days=3), None)])
+async def test_a_gpu_fault_reported_only_as_a_node_event_counts_inside_the_run(
+    diagnose: Diagnose, when: str, category: Category | None
+) -> None:
+    k8s = {
+        "pods": [b.k8s_pod(state=b.terminated(1))],
+        "events": [_node_event("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", when)],
+        "nodes": [b.node("dgx-01")],
+        "logs": [
+            {
+                "namespace": "runai-nlp",
+                "pod": "train-7-0-0",
+                "container": "train-7",
+                "previous": False,
+                "text": "RuntimeError: CUDA error: unknown error\n",
+            }
+        ],
+    }
+    snap = b.snapshot(b.entry(b.workload(), b.failed_history("")), kubernetes=k8s)
+    report, sandbox = await diagnose(snap)
+    assert any(r.path == "/api/v1/events" for r in sandbox.requests), "the node's events were read"
+    if category is None:  # a fault from three days before the run is another story: the program's error stands
+        assert report.category == Category.CRASH_APP_ERROR
+    else:
+        assert report.category == category and "Xid 79" in report.headline

@@ -214,3 +214,42 @@ def test_confidence_levels() -> None:
     assert inferred is not None and cls.confidence(inferred)[0] == "inferred"
     level, basis = cls.confidence(cls.unknown([sig(Kind.POD_ERROR, "p", None, reason="Error")], False))
     assert level == "none" and basis == ["Error in test"]
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "category"),
+    [
+        (
+            "CreateContainerError",
+            'failed to stat "/var/lib/kubelet/pods/x/volumes/kubernetes.io~nfs/data": stale NFS file handle',
+            Category.DATASOURCE_MOUNT_FAILED,
+        ),
+        (
+            "RunContainerError",
+            'OCI runtime create failed: error mounting "/mnt/data" to rootfs at "/data": mount /mnt/data:/data: '
+            "no such file or directory: unknown",
+            Category.DATASOURCE_MOUNT_FAILED,
+        ),
+        (
+            "Failed",
+            'OCI runtime create failed: exec: "python": executable file not found in $PATH: unknown',
+            Category.CRASH_APP_ERROR,
+        ),
+        (
+            "StartError",
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded",
+            Category.NODE_FAILURE,
+        ),
+    ],
+)
+def test_runtime_start_errors_by_what_they_name(reason: str, message: str, category: Category) -> None:
+    finding = cls.classify(text_signals(reason, message, source="events", at=at(0), pod="p"))
+    assert finding is not None and finding.category == category
+
+
+def test_a_claim_bound_to_a_deleted_volume_is_a_missing_object() -> None:
+    message = '0/4 nodes are available: persistentvolumeclaim "data-0" bound to non-existent persistentvolume "pvc-1".'
+    signals = text_signals("FailedScheduling", message, source="events", at=at(0), pod="p")
+    finding = cls.classify(signals)
+    assert finding is not None and finding.category == Category.DATASOURCE_MOUNT_FAILED
+    assert missing_objects(message) == ['persistentvolumeclaim "data-0" bound to non-existent persistentvolume "pvc-1"']

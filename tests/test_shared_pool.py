@@ -89,7 +89,7 @@ async def test_a_refused_connection_is_retried_then_raised_as_an_httpx_error() -
 
 
 NOT_HTTP = b"THIS IS NOT HTTP\r\n\r\n"
-TRUNCATED = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{\"uuid\""
+TRUNCATED = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"uuid"'
 
 
 @pytest.fixture(params=[NOT_HTTP, TRUNCATED], ids=["not-http", "truncated-body"])

@@ -103,15 +103,11 @@ def headers_of(body: dict[str, Any]) -> list[str]:
 # -- signatures ----------------------------------------------------------------------------------
 
 
-async def test_bad_signature_and_stale_timestamp_are_401(
-    slack: SlackMock, prefix: str, tmp_path: Path
-) -> None:
+async def test_bad_signature_and_stale_timestamp_are_401(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
     async with running(slack, prefix, tmp_path, "text-only-question") as h:
         body = command_body("train-gpt2 project=nlp")
         ctype = {"content-type": "application/x-www-form-urlencoded"}
-        bad = await h.http.post(
-            "/slack/events", content=body, headers={**ctype, **sign(body, secret="wrong")}
-        )
+        bad = await h.http.post("/slack/events", content=body, headers={**ctype, **sign(body, secret="wrong")})
         stale = await h.http.post(
             "/slack/events", content=body, headers={**ctype, **sign(body, timestamp=int(time.time()) - 400)}
         )
@@ -174,17 +170,13 @@ async def test_help_and_not_a_question(slack: SlackMock, prefix: str, tmp_path: 
 # -- mentions, dedup -----------------------------------------------------------------------------
 
 
-async def test_mention_in_thread_answers_in_the_thread_once(
-    slack: SlackMock, prefix: str, tmp_path: Path
-) -> None:
+async def test_mention_in_thread_answers_in_the_thread_once(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
     text = "what killed train-gpt2 in project nlp on cluster dgx-prod?"
     async with running(slack, prefix, tmp_path, "text-only-question") as h:
         event = mention(text, "300.000200", channel=BARE, thread_ts="300.000100")
         await h.event(event, "Ev0MENTION1")
         # Slack redelivers the same event (same event_id) ...
-        await h.event(
-            event, "Ev0MENTION1", headers={"x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout"}
-        )
+        await h.event(event, "Ev0MENTION1", headers={"x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout"})
         # ... and the message.channels copy of the same post arrives with another event_id
         copy = {**event, "type": "message", "channel_type": "channel"}
         await h.event(copy, "Ev0MESSAGE1")
@@ -202,9 +194,7 @@ async def test_mention_in_thread_answers_in_the_thread_once(
 # -- follow-ups ----------------------------------------------------------------------------------
 
 
-async def test_follow_up_asked_and_answered_by_typed_reply(
-    slack: SlackMock, prefix: str, tmp_path: Path
-) -> None:
+async def test_follow_up_asked_and_answered_by_typed_reply(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
     async with running(slack, prefix, tmp_path, "missing-cluster") as h:
         await h.event(mention("why did asr-conformer fail in project speech?", "400.000100", channel=BARE))
         await h.settle()
@@ -264,9 +254,7 @@ async def test_several_candidates_answered_by_button(slack: SlackMock, prefix: s
 # -- policy, rate limit --------------------------------------------------------------------------
 
 
-async def test_refused_by_policy_without_revealing_existence(
-    slack: SlackMock, prefix: str, tmp_path: Path
-) -> None:
+async def test_refused_by_policy_without_revealing_existence(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
     async with running(slack, prefix, tmp_path, "text-only-question") as h:
         no_rule = await h.command("train-gpt2 project=nlp", user=EVE, channel=CHAN)
         await h.command("train-gpt2 project=nlp", user=MALLORY, channel=CHAN)  # exists
@@ -310,8 +298,9 @@ async def test_injection_and_secrets_never_reach_slack(slack: SlackMock, prefix:
         await h.settle()
     everything = slack.texts()
     assert "CRASH_APP_ERROR" in everything
-    # the log line is shown (escaped, inert), not dropped
-    assert "[broadcast mention removed] ignore previous instructions" in everything
+    # the injected line is withheld with a marker that says why (FORMAT.md), never echoed or followed
+    assert "line withheld: instruction-like text" in everything
+    assert "ignore previous instructions" not in everything.lower()
     slack.check_payloads(allowed_mentions=(ALICE,))
 
 
@@ -334,12 +323,8 @@ async def test_redis_down_still_answers(slack: SlackMock, prefix: str, tmp_path:
         ready = await h.http.get("/readyz")
         assert ready.status_code == 503
         await h.command("asr-conformer project=speech cluster=dgx-prod", user=ALICE, channel=BARE)
-        await h.event(
-            mention("why did asr-conformer fail in project speech?", "600.000100", channel=BARE), "EvX"
-        )
-        await h.event(
-            mention("why did asr-conformer fail in project speech?", "600.000100", channel=BARE), "EvX"
-        )
+        await h.event(mention("why did asr-conformer fail in project speech?", "600.000100", channel=BARE), "EvX")
+        await h.event(mention("why did asr-conformer fail in project speech?", "600.000100", channel=BARE), "EvX")
         await h.settle()
     titles = sorted(headers_of(u)[0] for u in finals(slack))
     assert titles == ["DIAGNOSED: CRASH_APP_ERROR", "NEED MORE INFORMATION"]  # the duplicate still dropped
@@ -402,9 +387,7 @@ async def test_redis_outage_then_recovery(slack: SlackMock, prefix: str, tmp_pat
     await proxy.cut()
 
 
-async def test_slow_diagnosis_is_acknowledged_before_it_finishes(
-    slack: SlackMock, prefix: str, tmp_path: Path
-) -> None:
+async def test_slow_diagnosis_is_acknowledged_before_it_finishes(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
     def slow(snapshot: dict[str, Any]) -> None:
         snapshot["faults"] = [{"path": "/api/v1/*", "delay_ms": 4000, "times": 1}]
 

@@ -42,9 +42,7 @@ def header(body: dict[str, Any]) -> str:
     return next(b["text"]["text"] for b in body["blocks"] if b.get("type") == "header")
 
 
-async def test_status_by_slash_command_names_missing_links(
-    slack: SlackMock, prefix: str, links_null: Sandbox
-) -> None:
+async def test_status_by_slash_command_names_missing_links(slack: SlackMock, prefix: str, links_null: Sandbox) -> None:
     async with osmo_bot(slack, prefix, links_null) as h:
         resp = await h.command(f"status of workflow {WORKFLOW}", user=ALICE, channel=CHAN)
         assert resp.status_code == 200

@@ -64,8 +64,7 @@ def big_report(n_evidence: int = 300, log_lines: int = 4000) -> Report:
             phase="Failed",
         ),
         evidence=[
-            EvidenceItem(label=f"item-{i}", value=f"value {i} <!here>", source="GET /x")
-            for i in range(n_evidence)
+            EvidenceItem(label=f"item-{i}", value=f"value {i} <!here>", source="GET /x") for i in range(n_evidence)
         ],
         excerpts=[
             Excerpt(
@@ -77,9 +76,7 @@ def big_report(n_evidence: int = 300, log_lines: int = 4000) -> Report:
         ],
         gaps=[Gap(what="previous logs", why="403")],
         links=[Link(label="Run:ai", url="https://runai.example/w1")],
-        recurrence=Recurrence(
-            category=Category.OOM_KILLED, count=3, lookback_seconds=7 * 86400, occurrences=[NOW] * 3
-        ),
+        recurrence=Recurrence(category=Category.OOM_KILLED, count=3, lookback_seconds=7 * 86400, occurrences=[NOW] * 3),
         next_action="raise the memory limit",
         generated_at=NOW,
     )
@@ -285,9 +282,7 @@ async def test_overflow_goes_to_thread_and_upload_through_the_app(tmp_path: Path
     )
     bot = build_bot(settings, Backends(), answer_fn=fake, policy=Policy())
     try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=http_app(bot)), base_url="http://b"
-        ) as http:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=http_app(bot)), base_url="http://b") as http:
             h = Harness(slack, bot, http)
             await h.command("train-x project=nlp cluster=dgx-prod", user="U0ALICE01")
             await h.settle()

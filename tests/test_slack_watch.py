@@ -93,7 +93,7 @@ async def test_watch_posts_each_change_in_the_thread_and_stops_at_terminal(
         assert "Watching workflow" in root.body["text"] and root.body.get("thread_ts") is None
         root_ts = "1764000000.000001"
         # the watch is in Redis (state, index, lease) and keeps polling the unchanged RUNNING state
-        assert rkeys(prefix, "watches") and rkeys(prefix, "watchlease:*")
+        assert rkeys(prefix, "watches") and rkeys(prefix, "lease:watch:*")
         await slack.wait_for(lambda s: polls(prefix) >= 3, what="several unchanged polls")
         assert count(slack, "RUNNING -") == 0  # nothing posted for unchanged polls
         set_workflow_status(osmo, WORKFLOW, "WAITING")
@@ -114,7 +114,7 @@ async def test_watch_posts_each_change_in_the_thread_and_stops_at_terminal(
     ], sentences
     # the final report is the failure diagnosis, not only the status word
     assert headers(posts) == ["STATUS", "FAILED: OOM_KILLED"], headers(posts)
-    assert rkeys(prefix, "watch:*") == [] and rkeys(prefix, "watchlease:*") == []
+    assert rkeys(prefix, "watch:*") == [] and rkeys(prefix, "lease:watch:*") == []
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     assert r.smembers(prefix + "watches") == set()
     r.close()
@@ -157,12 +157,12 @@ async def test_a_watch_in_redis_is_resumed_by_a_new_bot(slack: SlackMock, prefix
             assert second.bot.watches.running == {}
             owner = first.bot.watches.owner
             r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
-            (lease,) = rkeys(prefix, "watchlease:*")
-            assert r.get(lease) == owner
+            (lease,) = rkeys(prefix, "lease:watch:*")
+            assert str(r.get(lease)).split("|")[0] == owner  # "owner|fencing token"
             r.close()
         before = len(slack.of("chat.postMessage"))
     # the first replica is gone (restart): its watch stays in Redis, its lease released
-    assert len(stored_watches(prefix)) == 1 and rkeys(prefix, "watchlease:*") == []
+    assert len(stored_watches(prefix)) == 1 and rkeys(prefix, "lease:watch:*") == []
     async with osmo_bot(slack, prefix, osmo, policy=POLICY) as restarted:
         assert len(restarted.bot.watches.running) == 1  # resumed at startup (lifespan)
         resumed_from = polls(prefix)

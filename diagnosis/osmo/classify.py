@@ -13,6 +13,11 @@ service-assigned; 4000 unknown.
 :func:`root_failed_task` picks the task whose failure caused the others (FAILED_UPSTREAM tasks and
 group peers that only say "Task <other> Failed." are followers), so a workflow whose failure reached
 a task only as FAILED_UPSTREAM gets the category of the upstream task that failed first.
+
+:func:`upstream_groups` and :func:`upload_failure` find a *probable cause* that is not a category
+(FORMAT.md): a failing task whose input came from an upstream task that COMPLETED although its
+output upload failed (``Upload Failed`` in that task's log) keeps the category of its own signal,
+and the report quotes the upstream upload failure.
 """
 
 from __future__ import annotations
@@ -33,10 +38,9 @@ NODE_PRESSURE = re.compile(
     re.I,
 )
 CONFIG_ERROR = re.compile(r"CreateContainerConfigError|ContainerCreateConfigError", re.I)
-NETWORK_HINT = re.compile(
-    r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I
-)
+NETWORK_HINT = re.compile(r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I)
 PEER_MESSAGE = re.compile(r"^\s*Task\s+(\S+)\s+Failed\.?\s*$", re.I)
+UPLOAD_FAILED = re.compile(r"\bUpload(?:ing)?\s+Failed\b|\bfailed to upload\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -182,9 +186,7 @@ def app_crash(s: TaskSignals) -> Finding | None:
 def upstream(s: TaskSignals) -> Finding | None:
     """FAILED_UPSTREAM / 3000, used only when no upstream root failure can be seen."""
     if s.status == "FAILED_UPSTREAM" or s.exit_code == 3000:
-        return Finding(
-            Category.UPSTREAM_FAILED, "FAILED_UPSTREAM" if s.status == "FAILED_UPSTREAM" else _exit(s)
-        )
+        return Finding(Category.UPSTREAM_FAILED, "FAILED_UPSTREAM" if s.status == "FAILED_UPSTREAM" else _exit(s))
     return None
 
 
@@ -247,3 +249,35 @@ def root_failed_task(workflow: Workflow) -> Task | None:
     named = {m.group(1) for t in failed_tasks(workflow) if (m := PEER_MESSAGE.match(t.failure_message or ""))}
     preferred = [t for t in roots if t.name in named]
     return sorted(preferred or roots, key=key)[0]
+
+
+def upstream_groups(workflow: Workflow, task: Task) -> list[str]:
+    """Names of the groups whose outputs feed ``task``'s group: those that list it in
+    ``downstream_groups``, and the ones it still names in ``remaining_upstream_groups``."""
+    group = next((g for g in workflow.groups if any(t is task for t in g.tasks)), None)
+    if group is None:
+        return []
+    names = [g.name for g in workflow.groups if g is not group and group.name in (g.downstream_groups or [])]
+    names += [n for n in group.remaining_upstream_groups or [] if n not in names and n != group.name]
+    return names
+
+
+def upload_failure(log_text: str) -> str | None:
+    """The first line of a task's log saying its output upload failed (``Upload Failed``), verbatim."""
+    for line in log_text.splitlines():
+        if UPLOAD_FAILED.search(line):
+            return line.strip()
+    return None
+
+
+def confidence(finding: Finding) -> tuple[str, list[str]]:
+    """How directly ``finding`` rests on its evidence (issue 8 §5): ``none`` for UNKNOWN; ``inferred`` when the
+    category is read from another task (UPSTREAM_FAILED) or from a plain program exit code (1-255: the program
+    failed, but nothing says how); ``direct`` when a status or an OSMO code names it by itself."""
+    basis = [finding.signal] if finding.signal else []
+    if finding.category == Category.UNKNOWN:
+        return "none", basis
+    plain_exit = finding.category == Category.CRASH_APP_ERROR and not re.search(r"FAILED_[A-Z_]+", finding.signal)
+    if finding.category == Category.UPSTREAM_FAILED or plain_exit:
+        return "inferred", basis
+    return "direct", basis

@@ -8,26 +8,39 @@ cached until ``expires_at`` minus a safety margin and exchanged once more on a 4
 ``x-osmo-client-version`` header is sent (§1 "Version header").
 
 Errors:
-- :class:`AuthError`: the token exchange was refused, or a request still got 401/403 after one
-  re-exchange (the caller maps it to ``BackendUnavailable``);
+- :class:`AuthError`: the token exchange was refused or answered without a token (a ``null`` token
+  never becomes a bearer), or a request still got 401/403 after one re-exchange (the caller maps it
+  to ``BackendUnavailable``);
 - :class:`WorkflowNotFound`: 400 ``DATABASE`` "Workflow <id> is not found." (or a 404);
-- :class:`OsmoApiError`: any other non-2xx answer after retries (``status``, ``path``);
+- :class:`OsmoApiError`: any other non-2xx answer after retries (``status``, ``path``; a 422
+  ``HTTPValidationError`` names the fields it rejected);
+- :class:`OsmoBadResponse` (an :class:`OsmoApiError`): a 2xx answer that cannot be used: not JSON
+  (a proxy's HTML page), or a field that does not fit the model (``message`` names it);
 - httpx transport errors (connect, timeout) propagate after retries.
 
+Workflow IDs and task names go into URL paths escaped (``quote(..., safe="")``, dot segments too).
+
 Logs, events and spec are text streams that never end for a live workflow (§6): they are read
-by :meth:`OsmoClient.stream_text` with a wall-clock deadline and a byte cap; the prefix that
-arrived is kept and :class:`StreamText` says whether and why it was cut.
+by :meth:`OsmoClient.stream_text` with a wall-clock deadline and a byte cap. Logs and events keep
+the **end** of a stream longer than the cap (a ring buffer of the last ``max_bytes``: the traceback
+is at the end); the spec keeps its start. :class:`StreamText` says whether and why it was cut.
+Logs ask for ``last_n_lines`` = :data:`LOG_TAIL_LINES`, below the server's ``max_log_lines``
+(10,000 by default): at or above it the server ignores the tail and streams the whole log from the
+start (§6).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel, ValidationError
 
 from diagnosis.config import OsmoConfig
 from diagnosis.http import RetryPolicy, make_client
@@ -41,6 +54,13 @@ STREAM_MAX_BYTES = 256 * 1024
 # A live stream sends its backlog at once and then waits for new lines: stop after this long without
 # a byte (the wall-clock deadline still bounds the whole read).
 STREAM_IDLE_S = 1.5
+#: ``max_log_lines`` of a default OSMO service config: a ``last_n_lines`` at or above it is ignored
+#: (the whole log is streamed from the start).
+SERVER_MAX_LOG_LINES = 10_000
+#: The tail asked for: the spec's ``-n 10000`` less one, so a default server honours it.
+LOG_TAIL_LINES = SERVER_MAX_LOG_LINES - 1
+Keep = Literal["head", "tail"]
+M = TypeVar("M", bound=BaseModel)
 
 
 class OsmoApiError(RuntimeError):
@@ -57,18 +77,34 @@ class WorkflowNotFound(OsmoApiError):
     """The service says the workflow ID does not exist (400 DATABASE "... is not found.", or 404)."""
 
 
+class OsmoBadResponse(OsmoApiError):
+    """A 2xx answer whose body cannot be used: not JSON, or a field the model cannot read.
+
+    ``message`` says what was wrong (``"the body is not JSON (text/html): <html>…"``,
+    ``"field node_sets.0.pools: Input should be a valid list"``)."""
+
+
+def segment(value: object) -> str:
+    """``value`` as one escaped URL path segment: ``/``, ``?``, ``#``, ``%`` and spaces are
+    percent-encoded, and ``.``/``..`` cannot be read as dot segments."""
+    text = quote(str(value), safe="")
+    return text.replace(".", "%2E") if text in (".", "..") else text
+
+
 class AuthError(RuntimeError):
     """The OSMO service refused the access token (exchange failed, or 401/403 after one re-exchange)."""
 
 
 @dataclass(frozen=True)
 class StreamText:
-    """The prefix of a text stream that arrived in time.
+    """What was kept of a text stream that arrived in time.
 
     ``text``: decoded UTF-8 (invalid bytes replaced); ``bytes_read``: bytes kept; ``truncated``:
-    the stream was cut before its end; ``reason``: ``"deadline"`` (wall-clock, ``deadline_s``),
-    ``"idle"`` (open but silent for ``idle_s``), ``"byte cap"`` (``max_bytes``) or ``"read error"``;
-    None when the stream ended by itself.
+    something is missing (its end was cut, or its start dropped); ``reason``: why the *end* is
+    missing: ``"deadline"`` (wall-clock, ``deadline_s``), ``"idle"`` (open but silent for
+    ``idle_s``), ``"byte cap"`` (``max_bytes``, head mode only) or ``"read error"``; None when the
+    stream ended by itself. ``dropped_bytes``: bytes dropped from the *start* (tail mode: the stream
+    was longer than ``max_bytes``, so only its end, from a line start, is kept).
     """
 
     text: str
@@ -78,6 +114,7 @@ class StreamText:
     deadline_s: float = STREAM_DEADLINE_S
     max_bytes: int = STREAM_MAX_BYTES
     idle_s: float = STREAM_IDLE_S
+    dropped_bytes: int = 0
 
     def cut_note(self, what: str) -> str | None:
         """A sentence saying that ``what`` was cut and why, or None when complete."""
@@ -91,25 +128,103 @@ class StreamText:
                 "(a live workflow's stream never ends)"
             )
         elif self.reason == "deadline":
-            why = (
-                f"the stream was still open after {self.deadline_s:g} s (a live workflow's stream never ends)"
-            )
-        else:
+            why = f"the stream was still open after {self.deadline_s:g} s (a live workflow's stream never ends)"
+        elif self.reason == "read error":
             why = "the connection broke while reading"
+        else:
+            why = ""
+        if self.dropped_bytes:
+            head = (
+                f"The {what} shown are only the last {self.bytes_read} bytes: the stream was longer than the "
+                f"{self.max_bytes // 1024} KiB cap, so its first {self.dropped_bytes} bytes were dropped"
+            )
+            return head + (f", and it was cut: {why}." if why else ".")
         if self.bytes_read == 0:
             return f"The {what} sent nothing before being cut: {why}."
         return f"The {what} shown are only the first {self.bytes_read} bytes: {why}."
 
 
+class _Ring:
+    """The last ``cap`` bytes of a stream (``keep="tail"``) or its first ``cap`` (``keep="head"``)."""
+
+    def __init__(self, cap: int, keep: Keep) -> None:
+        self.cap = max(0, cap)
+        self.keep = keep
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> bool:
+        """Keep ``chunk``; True when a head-mode buffer is full (stop reading)."""
+        if self.keep == "head":
+            room = self.cap - self.size
+            self.chunks.append(chunk[:room])
+            self.size += min(room, len(chunk))
+            return len(chunk) >= room
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        while self.size > self.cap and self.chunks:
+            excess = self.size - self.cap
+            first = self.chunks[0]
+            if len(first) <= excess:
+                self.chunks.popleft()
+                self.size -= len(first)
+                self.dropped += len(first)
+            else:
+                self.chunks[0] = first[excess:]
+                self.size -= excess
+                self.dropped += excess
+        return False
+
+    def data(self) -> tuple[bytes, int]:
+        """(bytes kept, bytes dropped from the start); a tail that starts mid-line starts at the next line."""
+        data = b"".join(self.chunks)
+        dropped = self.dropped
+        if dropped:
+            cut = data.find(b"\n")
+            if 0 <= cut < len(data) - 1:
+                data = data[cut + 1 :]
+                dropped += cut + 1
+        return data, dropped
+
+
 def _message(response: httpx.Response) -> tuple[str, str]:
-    """(error_code, message) from an OSMO error body; empty strings when absent."""
+    """(error_code, message) from an OSMO error body (``{"message", "error_code"}``) or a FastAPI
+    ``HTTPValidationError`` (``{"detail": [{"loc", "msg"}]}``: each rejected field named); empty
+    strings when absent."""
     try:
         body = response.json()
     except ValueError:
-        return "", response.text[:200]
-    if isinstance(body, dict):
-        return str(body.get("error_code") or ""), str(body.get("message") or body.get("detail") or "")
-    return "", ""
+        return "", " ".join(response.text[:200].split())
+    if not isinstance(body, dict):
+        return "", ""
+    detail = body.get("detail")
+    if isinstance(detail, list):
+        parts = []
+        for item in detail[:3]:
+            if isinstance(item, dict):
+                loc = ".".join(str(p) for p in item.get("loc") or [] if p is not None)
+                parts.append(f"{loc}: {item.get('msg')}" if loc else str(item.get("msg")))
+        return "VALIDATION", "; ".join(parts) or "validation error"
+    return str(body.get("error_code") or ""), str(body.get("message") or detail or "")
+
+
+def _validation_message(exc: ValidationError) -> str:
+    """``field a.0.b: <msg>`` for the first error (and how many more)."""
+    errors = exc.errors()
+    if not errors:
+        return "the body does not fit the expected shape"
+    loc = ".".join(str(p) for p in errors[0].get("loc", ()))
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"field {loc or '(body)'}: {errors[0].get('msg', 'invalid')}{more}"
+
+
+def parse(model: type[M], body: Any, path: str, status: int = 200) -> M:
+    """``model.model_validate(body)`` or :class:`OsmoBadResponse` naming the field that does not fit."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise OsmoBadResponse(status, path, _validation_message(exc)) from exc
 
 
 class OsmoClient:
@@ -161,21 +276,31 @@ class OsmoClient:
     async def _exchange(self) -> None:
         """``POST /api/auth/jwt/access_token`` ``{"token": <access token>}``
         -> ``{"token", "expires_at"}``."""
+        if not isinstance(self.config.token, str) or not self.config.token.strip():
+            raise AuthError("no OSMO access token is configured (OSMO_TOKEN is empty)")
         self.exchanges += 1
         r = await self.http.post(TOKEN_PATH, json={"token": self.config.token})
-        if r.status_code in (400, 401, 403):
+        if r.status_code in (400, 401, 403, 422):
             raise AuthError(f"OSMO refused the access token (HTTP {r.status_code} from {TOKEN_PATH})")
         if r.status_code >= 300:
             raise OsmoApiError(r.status_code, TOKEN_PATH, _message(r)[1])
         try:
             body = r.json()
-            jwt = str(body["token"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise AuthError(f"OSMO token exchange answered without a token ({TOKEN_PATH})") from exc
+        except ValueError as exc:
+            raise AuthError(f"OSMO token exchange answered a body that is not JSON ({TOKEN_PATH})") from exc
+        # JwtTokenResponse: token and expires_at are nullable, and ``error`` says why there is none.
+        jwt = body.get("token") if isinstance(body, dict) else None
+        if not isinstance(jwt, str) or not jwt.strip():
+            error = body.get("error") if isinstance(body, dict) else None
+            raise AuthError(
+                f"OSMO token exchange answered without a token ({TOKEN_PATH})"
+                + (f": {str(error)[:200]}" if error else "")
+            )
         now = self._clock()
-        try:
-            expires_at = float(body.get("expires_at"))
-        except (TypeError, ValueError):
+        raw_expiry = body.get("expires_at")
+        if isinstance(raw_expiry, int | float) and not isinstance(raw_expiry, bool) and raw_expiry > now:
+            expires_at = float(raw_expiry)
+        else:
             expires_at = now + 300.0  # ACCESS_TOKEN_TIMEOUT
         lifetime = max(0.0, expires_at - now)
         self._jwt = jwt
@@ -200,11 +325,13 @@ class OsmoClient:
         return r
 
     async def _json(self, path: str, params: Any = None) -> Any:
+        """The JSON body of a 2xx answer; :class:`OsmoApiError` otherwise, :class:`OsmoBadResponse`
+        when a 2xx body is not JSON (a proxy's login or error page)."""
         r = await self._get(path, params)
         if r.status_code >= 300:
             code, message = _message(r)
             raise OsmoApiError(r.status_code, path, message or code)
-        return r.json()
+        return _decode(r, path)
 
     # -- workflows --------------------------------------------------------------------------
 
@@ -231,11 +358,11 @@ class OsmoClient:
         elif all_users:
             params.append(("all_users", "true"))
         params += [("statuses", s) for s in statuses]
-        return WorkflowList.model_validate(await self._json("/api/workflow", params))
+        return parse(WorkflowList, await self._json("/api/workflow", params), "/api/workflow")
 
     async def get_workflow(self, workflow_id: str) -> Workflow:
         """``GET /api/workflow/{id}``; :class:`WorkflowNotFound` for an unknown ID (never a similar one)."""
-        path = f"/api/workflow/{workflow_id}"
+        path = f"/api/workflow/{segment(workflow_id)}"
         r = await self._get(path)
         if r.status_code >= 300:
             code, message = _message(r)
@@ -244,7 +371,7 @@ class OsmoClient:
             ):
                 raise WorkflowNotFound(r.status_code, path, message or "not found")
             raise OsmoApiError(r.status_code, path, message or code)
-        return Workflow.model_validate(r.json())
+        return parse(Workflow, _decode(r, path), path)
 
     async def stream_text(
         self,
@@ -253,18 +380,20 @@ class OsmoClient:
         *,
         deadline_s: float | None = None,
         max_bytes: int | None = None,
+        keep: Keep = "tail",
     ) -> StreamText:
-        """Read a ``text/plain`` stream for at most ``deadline_s`` seconds of body and ``max_bytes`` bytes.
+        """Read a ``text/plain`` stream for at most ``deadline_s`` seconds of body, keeping ``max_bytes``.
 
-        The deadline starts once the response headers arrived (headers are bounded by the
-        per-request timeout and retries). Raises :class:`OsmoApiError` for a non-2xx answer.
+        ``keep="tail"`` reads on past the cap and keeps the last ``max_bytes`` (from a line start);
+        ``keep="head"`` stops at the cap. The deadline starts once the response headers arrived
+        (headers are bounded by the per-request timeout and retries). Raises :class:`OsmoApiError`
+        for a non-2xx answer.
         """
         deadline = self.stream_deadline_s if deadline_s is None else deadline_s
         cap = self.stream_max_bytes if max_bytes is None else max_bytes
         jwt = await self._bearer()
         for attempt in (1, 2):
-            chunks: list[bytes] = []
-            size = 0
+            ring = _Ring(cap, keep)
             reason: str | None = None
             async with self.http.stream(
                 "GET", path, params=params, headers={"Authorization": f"Bearer {jwt}", "Accept": "text/plain"}
@@ -290,50 +419,53 @@ class OsmoClient:
                             except TimeoutError:
                                 reason = "idle"
                                 break
-                            if size + len(chunk) >= cap:
-                                chunks.append(chunk[: cap - size])
-                                size = cap
+                            if ring.add(chunk):
                                 reason = "byte cap"
                                 break
-                            chunks.append(chunk)
-                            size += len(chunk)
                 except TimeoutError:
                     reason = "deadline"
                 except httpx.HTTPError:
                     reason = "read error"
-            data = b"".join(chunks)
+            data, dropped = ring.data()
             return StreamText(
                 text=data.decode("utf-8", errors="replace"),
                 bytes_read=len(data),
-                truncated=reason is not None,
+                truncated=reason is not None or dropped > 0,
                 reason=reason,
                 deadline_s=deadline,
                 max_bytes=cap,
                 idle_s=idle,
+                dropped_bytes=dropped,
             )
         raise AssertionError("unreachable")
 
     async def logs(
-        self, workflow_id: str, *, last_n_lines: int = 10000, task_name: str | None = None
+        self, workflow_id: str, *, last_n_lines: int = LOG_TAIL_LINES, task_name: str | None = None
     ) -> StreamText:
-        """``GET /api/workflow/{id}/logs?last_n_lines=N[&task_name=T]`` (streamed text, §6)."""
-        params = {"last_n_lines": str(max(1, last_n_lines))}
+        """``GET /api/workflow/{id}/logs?last_n_lines=N[&task_name=T]`` (streamed text, §6).
+
+        ``N`` is held to 1..:data:`LOG_TAIL_LINES` (the server ignores a tail at or above its
+        ``max_log_lines``); the end of a log longer than the byte cap is kept."""
+        params = {"last_n_lines": str(min(max(1, last_n_lines), LOG_TAIL_LINES))}
         if task_name:
             params["task_name"] = task_name
-        return await self.stream_text(f"/api/workflow/{workflow_id}/logs", params)
+        return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/logs", params)
 
     async def events(self, workflow_id: str, *, task_name: str | None = None) -> StreamText:
-        """``GET /api/workflow/{id}/events[?task_name=T]`` (streamed text, §6)."""
+        """``GET /api/workflow/{id}/events[?task_name=T]`` (streamed text, §6; the newest events kept)."""
         params = {"task_name": task_name} if task_name else None
-        return await self.stream_text(f"/api/workflow/{workflow_id}/events", params)
+        return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/events", params)
 
     async def spec(self, workflow_id: str, *, template: bool = True) -> StreamText:
-        """``GET /api/workflow/{id}/spec?use_template=true`` (YAML text, credentials redacted server-side)."""
+        """``GET /api/workflow/{id}/spec?use_template=true`` (YAML text, credentials redacted server-side;
+        the start of a spec longer than the cap is kept)."""
         return await self.stream_text(
-            f"/api/workflow/{workflow_id}/spec", {"use_template": "true" if template else "false"}
+            f"/api/workflow/{segment(workflow_id)}/spec",
+            {"use_template": "true" if template else "false"},
+            keep="head",
         )
 
-    async def task_requests(self, workflow_id: str) -> list[TaskRequest]:
+    async def task_requests(self, workflow_id: str) -> ItemList[TaskRequest]:
         """``GET /api/task?workflow_id=…&all_users=true&all_pools=true``: each task's requested
         gpu/cpu/memory."""
         params = [
@@ -343,12 +475,14 @@ class OsmoClient:
             ("limit", "1000"),
         ]
         body = await self._json("/api/task", params)
-        items = body.get("tasks", []) if isinstance(body, dict) else body
-        return [TaskRequest.model_validate(item) for item in items or [] if isinstance(item, dict)]
+        return _items(body, "tasks", TaskRequest, "/api/task")
 
     async def task_request(self, workflow_id: str, task_name: str) -> TaskRequest:
         """``GET /api/workflow/{id}/task/{name}`` (``TaskEntry``: the task's requested resources)."""
-        return TaskRequest.model_validate(await self._json(f"/api/workflow/{workflow_id}/task/{task_name}"))
+        if not task_name:
+            raise ValueError("a task without a name cannot be asked for")
+        path = f"/api/workflow/{segment(workflow_id)}/task/{segment(task_name)}"
+        return parse(TaskRequest, await self._json(path), path)
 
     # -- pools and resources ----------------------------------------------------------------
 
@@ -356,11 +490,56 @@ class OsmoClient:
         """``GET /api/pool_quota?pools=…&all_pools=false`` (or ``all_pools=true``): quota and capacity
         in GPUs."""
         params = [("pools", p) for p in pools] + [("all_pools", "false" if pools else "true")]
-        return PoolQuota.model_validate(await self._json("/api/pool_quota", params))
+        return parse(PoolQuota, await self._json("/api/pool_quota", params), "/api/pool_quota")
 
-    async def resources(self, pools: Sequence[str] = ()) -> list[NodeResources]:
+    async def resources(self, pools: Sequence[str] = ()) -> ItemList[NodeResources]:
         """``GET /api/resources?pools=…&all_pools=false``: per-node allocatable and used resources."""
         params = [("pools", p) for p in pools] + [("all_pools", "false" if pools else "true")]
         body = await self._json("/api/resources", params)
-        items = body.get("resources", []) if isinstance(body, dict) else []
-        return [NodeResources.model_validate(item) for item in items or [] if isinstance(item, dict)]
+        if isinstance(body, dict) and "resources" not in body and "pools" in body:
+            raise OsmoBadResponse(
+                200, "/api/resources", "per-pool totals (PoolResourcesResponse) instead of per-node resources"
+            )
+        return _items(body, "resources", NodeResources, "/api/resources")
+
+
+def _decode(response: httpx.Response, path: str) -> Any:
+    """The JSON body of ``response`` or :class:`OsmoBadResponse` saying what came instead."""
+    try:
+        return response.json()
+    except ValueError as exc:
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        start = " ".join(response.text[:80].split())
+        raise OsmoBadResponse(
+            response.status_code, path, f"the body is not JSON ({kind})" + (f": {start}" if start else "")
+        ) from exc
+
+
+def _items(body: Any, key: str, model: type[M], path: str) -> ItemList[M]:
+    """The items of ``body[key]`` as ``model``; ``null`` or unreadable items are skipped and counted
+    (``skipped``, ``first_problem``); a body without the list is :class:`OsmoBadResponse`."""
+    if not isinstance(body, dict) or not isinstance(body.get(key), list):
+        got = type(body).__name__ if not isinstance(body, dict) else "an object without a " + repr(key) + " list"
+        raise OsmoBadResponse(200, path, f"expected an object with a {key!r} list, got {got}")
+    out: ItemList[M] = ItemList()
+    for i, item in enumerate(body[key]):
+        try:
+            out.append(model.model_validate(item))
+        except ValidationError as exc:
+            out.skipped += 1
+            if out.first_problem is None:
+                out.first_problem = f"{key}.{i}: " + _validation_message(exc)
+    return out
+
+
+class ItemList(list[M]):
+    """A list of parsed items that also counts the items it had to skip (``null`` or unreadable)."""
+
+    skipped: int = 0
+    first_problem: str | None = None
+
+    def gap_why(self, total_what: str) -> str | None:
+        """A reason sentence for a gap when items were skipped, else None."""
+        if not self.skipped:
+            return None
+        return f"{self.skipped} of {self.skipped + len(self)} {total_what} could not be read ({self.first_problem})"

@@ -1,15 +1,22 @@
 """Typed views of the OSMO REST payloads (``shared/reference/osmo-api.md`` §3, §5, §7).
 
-Every model ignores unknown fields and keeps statuses as plain ``str`` (the server and the
-eval fixtures disagree on values; a strict enum would break on new ones). Times are naive
-UTC in the API and become aware UTC datetimes here; durations are float seconds. GPU counts
-in ``ResourceUsage`` arrive as strings and become ``int`` (None when absent or unparseable).
+Checked against the service's OpenAPI schemas (``reference/specs/osmo-openapi.json``): a field is
+required here only when the spec requires it *and* the diagnosis cannot do without it (a
+workflow's, group's or task's ``name``, a node's ``hostname``, a task entry's ``task_name``);
+everything the spec leaves optional, nullable or defaulted (a pool's ``name`` defaults to ``""``)
+has a default. Every model ignores unknown fields and keeps statuses as plain ``str`` (the server and
+the eval fixtures disagree on values; a strict enum would break on new ones). Times are naive
+UTC in the API and become aware UTC datetimes here (an unreadable or out-of-range time becomes
+None); durations are float seconds. GPU counts in ``ResourceUsage`` arrive as strings and become
+``int`` (None when absent, unparseable or not finite). A ``null`` where the spec has a list becomes
+an empty list. Free-form objects (``additionalProperties: true``) are read defensively: a value of an
+unexpected type is ignored, never fatal.
 """
 
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
@@ -36,13 +43,24 @@ def to_int(value: Any) -> int | None:
     """``"8"`` / ``8`` / ``8.0`` -> 8; ``"-1"`` -> -1; None or garbage -> None."""
     if value is None or isinstance(value, bool):
         return None
+    number = _num(value)
+    return None if number is None else int(number)
+
+
+def to_time(value: Any) -> datetime | None:
+    """An API time (naive UTC, or with an offset) as an aware UTC datetime; None when absent,
+    unreadable or out of range."""
+    if isinstance(value, datetime):
+        text: str | datetime = value
+    elif isinstance(value, str) and value.strip():
+        text = value
+    else:
+        return None
     try:
-        number = float(str(value).strip())
-    except ValueError:
+        parsed = parse_time(text)
+        return parsed.astimezone(UTC) if parsed is not None else None
+    except (ValueError, OverflowError):
         return None
-    if math.isnan(number):
-        return None
-    return int(number)
 
 
 class _Model(BaseModel):
@@ -55,7 +73,12 @@ class _Timed(_Model):
     )
     @classmethod
     def _time(cls, value: Any) -> datetime | None:
-        return parse_time(value) if value not in (None, "") else None
+        return to_time(value)
+
+    @field_validator("groups", "tasks", mode="before", check_fields=False)
+    @classmethod
+    def _list(cls, value: Any) -> Any:
+        return [] if value is None else value
 
 
 class Task(_Timed):
@@ -164,15 +187,25 @@ class Pool(_Model):
     """``PoolResourceUsage``: pool config plus ``resource_usage``; ``status`` is
     ONLINE|OFFLINE|MAINTENANCE."""
 
-    name: str
+    name: str = ""
     status: str | None = None
     backend: str | None = None
     default_platform: str | None = None
     resource_usage: ResourceUsage = Field(default_factory=ResourceUsage)
 
+    @field_validator("resource_usage", mode="before")
+    @classmethod
+    def _usage(cls, value: Any) -> Any:
+        return {} if value is None else value
+
 
 class NodeSet(_Model):
     pools: list[Pool] = Field(default_factory=list)
+
+    @field_validator("pools", mode="before")
+    @classmethod
+    def _pools(cls, value: Any) -> Any:
+        return [] if value is None else value
 
 
 class PoolQuota(_Model):
@@ -181,10 +214,18 @@ class PoolQuota(_Model):
     node_sets: list[NodeSet] = Field(default_factory=list)
     resource_sum: ResourceUsage | None = None
 
+    @field_validator("node_sets", mode="before")
+    @classmethod
+    def _node_sets(cls, value: Any) -> Any:
+        return [] if value is None else value
+
     def pools(self) -> list[Pool]:
         return [p for ns in self.node_sets for p in ns.pools]
 
     def find(self, name: str) -> Pool | None:
+        """The pool called ``name`` (a pool without a name never matches)."""
+        if not name:
+            return None
         return next((p for p in self.pools() if p.name == name), None)
 
 
@@ -199,8 +240,9 @@ class NodeResources(_Model):
     usage_fields: dict[str, Any] = Field(default_factory=dict)
     non_workflow_usage_fields: dict[str, Any] = Field(default_factory=dict)
     allocatable_fields: dict[str, Any] = Field(default_factory=dict)
-    platform_allocatable_fields: dict[str, dict[str, dict[str, Any]]] | None = None
-    pool_platform_labels: dict[str, list[str]] | None = None
+    # Free-form in the spec (``additionalProperties: true``): {pool: {platform: {gpu, cpu, …}}} in practice.
+    platform_allocatable_fields: dict[str, Any] | None = None
+    pool_platform_labels: dict[str, Any] | None = None
 
     @field_validator(
         "taints",
@@ -225,7 +267,8 @@ class NodeResources(_Model):
             raw = self.exposed_fields.get("pool/platform") or []
             if isinstance(raw, str):
                 raw = [raw]
-            names = {str(item).split("/", 1)[0] for item in raw}
+            if isinstance(raw, list):
+                names = {item.split("/", 1)[0] for item in raw if isinstance(item, str)}
         return names
 
     def gpu_free(self, pool: str) -> int | None:
@@ -235,7 +278,8 @@ class NodeResources(_Model):
         if pool not in self.pools():
             return None
         capacity: float | None = None
-        for fields in ((self.platform_allocatable_fields or {}).get(pool) or {}).values():
+        platforms = (self.platform_allocatable_fields or {}).get(pool)
+        for fields in platforms.values() if isinstance(platforms, dict) else ():
             value = _num(fields.get("gpu")) if isinstance(fields, dict) else None
             if value is not None and (capacity is None or value > capacity):
                 capacity = value
@@ -248,12 +292,14 @@ class NodeResources(_Model):
 
 
 def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
+    """A finite number from ``8`` / ``"8"`` / ``"1.5"``; None for absent, garbage, NaN or infinity."""
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     try:
-        return float(str(value).strip())
-    except ValueError:
+        number = float(str(value).strip())
+    except (ValueError, OverflowError):
         return None
+    return number if math.isfinite(number) else None
 
 
 class TaskRequest(_Model):
@@ -285,4 +331,9 @@ class TaskRequest(_Model):
     @field_validator("memory", "storage", mode="before")
     @classmethod
     def _text(cls, value: Any) -> str | None:
-        return None if value is None else str(value)
+        """A quantity string as sent (``"64Gi"``); a number (the spec's type) without a trailing ``.0``."""
+        if value is None or isinstance(value, bool):
+            return None
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return str(value)

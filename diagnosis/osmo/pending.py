@@ -42,9 +42,7 @@ TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "quota",
     ),
     (
-        re.compile(
-            r"didn't match Pod's node affinity/selector|node affinity|node selector|nodeSelector", re.I
-        ),
+        re.compile(r"didn't match Pod's node affinity/selector|node affinity|node selector|nodeSelector", re.I),
         "no nodes match the workflow's hardware requirements",
         "constraint",
     ),
@@ -188,3 +186,23 @@ def decide_pending(numbers: PendingNumbers) -> Outcome | None:
         if outcome is not None:
             return outcome
     return None
+
+
+def pending_confidence(numbers: PendingNumbers, outcome: Outcome | None) -> tuple[str, list[str]] | None:
+    """How directly the numbers support a PENDING verdict (issue 8 §5): a pool status names it (``direct``);
+    quota, capacity and per-node fit compare several numbers (``inferred``); a constraint rests on event text
+    (``inferred``); a plain status report names no cause (None: no confidence line)."""
+    if outcome is None:
+        return None
+    if outcome == Outcome.POOL_UNAVAILABLE:
+        return "direct", [f"pool status {numbers.pool_status}"]
+    basis = [
+        f"group GPU ask {numbers.group_ask}",
+        f"quota free {numbers.quota_free}",
+        f"pool free {numbers.total_free}",
+    ]
+    if outcome == Outcome.PENDING_FRAGMENTATION:
+        basis = [f"task GPU ask {numbers.task_ask}", f"largest free on one node {numbers.largest_node_free}"]
+    elif outcome == Outcome.PENDING_CONSTRAINT:
+        basis = ["scheduler events naming affinity, selectors or taints", f"pool free {numbers.total_free}"]
+    return "inferred", basis

@@ -6,15 +6,20 @@ concurrently (logs per task with a bound, events, requested resources, pool quot
 -> classify (pure: :mod:`diagnosis.osmo.classify`, :mod:`diagnosis.osmo.pending`) -> report.
 
 Errors: an unknown workflow ID is a ``not_found`` report (never a similar ID); a failed fetch of
-anything but the workflow itself becomes a named :class:`~diagnosis.report.Gap`; only an
-unreachable service or refused credentials raise :class:`diagnosis.answer.BackendUnavailable`.
+anything but the workflow itself (an error status, a 422, a 2xx body that is not JSON or has a field
+the models cannot read, items of a list that had to be skipped) becomes a named
+:class:`~diagnosis.report.Gap` and the diagnosis goes on from the rest; only an unreachable service,
+refused credentials or an unusable answer to the workflow query itself raise
+:class:`diagnosis.answer.BackendUnavailable`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -27,9 +32,27 @@ from diagnosis.osmo.classify import (
     classify_task,
     failed_tasks,
     root_failed_task,
+    upload_failure,
+    upstream_groups,
 )
-from diagnosis.osmo.client import AuthError, OsmoApiError, OsmoClient, StreamText, WorkflowNotFound
-from diagnosis.osmo.digest import LogDigest, digest_logs, exception_line, split_by_task, summarize_spec
+from diagnosis.osmo.classify import confidence as osmo_confidence
+from diagnosis.osmo.client import (
+    AuthError,
+    ItemList,
+    OsmoApiError,
+    OsmoBadResponse,
+    OsmoClient,
+    StreamText,
+    WorkflowNotFound,
+)
+from diagnosis.osmo.logsummary import (
+    LogDigest,
+    digest_logs,
+    exception_line,
+    input_tasks,
+    split_by_task,
+    summarize_spec,
+)
 from diagnosis.osmo.models import (
     QUEUED_TASK_STATUSES,
     Group,
@@ -41,11 +64,23 @@ from diagnosis.osmo.models import (
     Workflow,
     is_failed,
 )
-from diagnosis.osmo.pending import PendingNumbers, decide_pending, parse_events, translate_events
+from diagnosis.osmo.pending import PendingNumbers, decide_pending, parse_events, pending_confidence, translate_events
 from diagnosis.question import Question, parse_text
-from diagnosis.report import Category, EvidenceItem, Excerpt, Gap, Identity, Link, Outcome, Report, Table
+from diagnosis.report import (
+    Category,
+    Confidence,
+    EvidenceItem,
+    Excerpt,
+    Gap,
+    Identity,
+    Link,
+    Outcome,
+    Report,
+    Table,
+)
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 LOG_CONCURRENCY = 5  # the spec's "one subagent per five tasks"
 MAX_TASK_LOGS = 20
 GRAFANA_NA = "The Grafana resource usage link is not available for this workflow."
@@ -83,12 +118,16 @@ class _Gaps:
         self.notes: list[str] = []
 
     async def get(self, what: str, coro: Awaitable[T]) -> T | None:
+        """``await coro``; on any failure but refused credentials, a gap named ``what`` and None.
+        A list that came back with skipped items is kept, and the skipped items are a gap too."""
         try:
-            return await coro
+            result = await coro
         except AuthError:
             raise
         except WorkflowNotFound as exc:
             self.items.append(Gap(what=what, why=f"HTTP {exc.status}: {exc.message}"))
+        except OsmoBadResponse as exc:
+            self.items.append(Gap(what=what, why=f"the answer could not be used: {exc.message}"))
         except OsmoApiError as exc:
             why = f"HTTP {exc.status}" + (f": {exc.message}" if exc.message else "")
             if exc.status >= 500 or exc.status == 429:
@@ -96,6 +135,15 @@ class _Gaps:
             self.items.append(Gap(what=what, why=why))
         except httpx.HTTPError as exc:
             self.items.append(Gap(what=what, why=f"{type(exc).__name__} after retries"))
+        except Exception as exc:  # a fetch must never end the diagnosis (the gap names the error)
+            log.warning("OSMO fetch %s failed unexpectedly", what, exc_info=True)
+            self.items.append(Gap(what=what, why=f"unexpected {type(exc).__name__} while reading the answer"))
+        else:
+            if isinstance(result, ItemList):
+                skipped = result.gap_why("items")
+                if skipped:
+                    self.items.append(Gap(what=what, why=skipped))
+            return result
         return None
 
     def stream(self, what: str, result: StreamText | None) -> StreamText | None:
@@ -109,7 +157,7 @@ class _Gaps:
 def workflow_id_of(question: Question) -> str | None:
     """The asked workflow ID: explicit, else the parsed workload name, else the first ``<name>-<N>``
     in the text."""
-    if question.workflow_id:
+    if question.workflow_id and question.workflow_id.strip():
         return question.workflow_id.strip()
     if question.workload_name and WORKFLOW_ID.fullmatch(question.workload_name):
         return question.workload_name
@@ -168,14 +216,10 @@ def _base(wf: Workflow, now: datetime, question: Question) -> dict[str, Any]:
     links, notes = link_parts(wf)
     evidence = [EvidenceItem(label="status", value=wf.status, source=f"GET /api/workflow/{wf.name}")]
     if wf.priority:
-        evidence.append(
-            EvidenceItem(label="priority", value=wf.priority, source=f"GET /api/workflow/{wf.name}")
-        )
+        evidence.append(EvidenceItem(label="priority", value=wf.priority, source=f"GET /api/workflow/{wf.name}"))
     if wf.submit_time:
         evidence.append(
-            EvidenceItem(
-                label="submit_time", value=wf.submit_time.isoformat(), source=f"GET /api/workflow/{wf.name}"
-            )
+            EvidenceItem(label="submit_time", value=wf.submit_time.isoformat(), source=f"GET /api/workflow/{wf.name}")
         )
     if _USAGE_Q.search(question.text or ""):
         notes.insert(
@@ -198,8 +242,9 @@ def _base(wf: Workflow, now: datetime, question: Question) -> dict[str, Any]:
 
 
 async def _task_logs(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str, str]:
-    """Logs per task: one task inline (``-n 10000``); two or more fetched per task, concurrently,
-    at most :data:`LOG_CONCURRENCY` at once (failed tasks first, at most :data:`MAX_TASK_LOGS`)."""
+    """Logs per task: one task inline (the spec's ``-n 10000``, asked as the largest tail the server
+    honours); two or more fetched per task, concurrently, at most :data:`LOG_CONCURRENCY` at once
+    (failed tasks first, at most :data:`MAX_TASK_LOGS`). A log longer than the byte cap keeps its end."""
     tasks = wf.tasks
     wid = wf.name
     if len(tasks) <= 1:
@@ -208,10 +253,6 @@ async def _task_logs(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str,
         )
         if got is None:
             return {}
-        if got.reason == "byte cap" and tasks and not tasks[0].status.startswith(("RUNNING", "SCHEDULING")):
-            tail = await gaps.get("workflow log tail", client.logs(wid, last_n_lines=200))
-            if tail is not None:
-                return {tasks[0].name if tasks else "": got.text + "\n" + tail.text}
         name = tasks[0].name if tasks else ""
         by_task = split_by_task(got.text)
         return {name: by_task.get(name, got.text)} if name else by_task
@@ -221,13 +262,7 @@ async def _task_logs(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str,
     async def one(task: Task) -> tuple[str, str | None]:
         async with sem:
             what = f"logs of task {task.name} (GET /api/workflow/{wid}/logs?task_name={task.name})"
-            got = gaps.stream(
-                f"logs of task {task.name}", await gaps.get(what, client.logs(wid, task_name=task.name))
-            )
-            if got is not None and got.reason == "byte cap" and is_failed(task.status):
-                tail = await gaps.get(what, client.logs(wid, task_name=task.name, last_n_lines=200))
-                if tail is not None:
-                    return task.name, got.text + "\n" + tail.text
+            got = gaps.stream(f"logs of task {task.name}", await gaps.get(what, client.logs(wid, task_name=task.name)))
             return task.name, None if got is None else got.text
 
     results = await asyncio.gather(*(one(t) for t in chosen))
@@ -243,13 +278,16 @@ async def _events(client: OsmoClient, wid: str, gaps: _Gaps) -> str | None:
 
 async def _requests(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str, TaskRequest]:
     """Requested resources per task: ``/api/task``, else ``/api/workflow/{id}/task/{name}`` per task."""
-    items = await gaps.get(
-        f"requested resources (GET /api/task?workflow_id={wf.name})", client.task_requests(wf.name)
-    )
+    items = await gaps.get(f"requested resources (GET /api/task?workflow_id={wf.name})", client.task_requests(wf.name))
     if items:
         return {t.task_name: t for t in items}
     out: dict[str, TaskRequest] = {}
     for task in wf.tasks[:MAX_TASK_LOGS]:
+        if not task.name:
+            gaps.items.append(
+                Gap(what="requested resources of a task without a name", why="it cannot be looked up by name")
+            )
+            continue
         one = await gaps.get(
             f"requested resources of task {task.name} (GET /api/workflow/{wf.name}/task/{task.name})",
             client.task_request(wf.name, task.name),
@@ -257,6 +295,57 @@ async def _requests(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str, 
         if one is not None:
             out[task.name] = one
     return out
+
+
+@dataclass(frozen=True)
+class UploadCause:
+    """An upstream task that COMPLETED although its output upload failed: ``task`` and the log ``line``."""
+
+    task: str
+    line: str
+
+    @property
+    def message(self) -> str:
+        """The quoted line without its timestamp and ``[task][osmo]`` prefix."""
+        return self.line.split("] ", 1)[-1].strip()
+
+
+async def _upstream_upload(
+    client: OsmoClient, wf: Workflow, task: Task, logs: dict[str, str], gaps: _Gaps
+) -> UploadCause | None:
+    """The upload failure of a COMPLETED task whose outputs are ``task``'s inputs (FORMAT.md: quoted as
+    the probable cause; the category stays ``task``'s own). Upstream comes from the group graph
+    (``downstream_groups`` / ``remaining_upstream_groups``), else from the template spec's
+    ``inputs: - task: <name>`` (read only when a completed task's log shows a failed upload)."""
+    done = [t for t in wf.tasks if t.status == "COMPLETED" and t is not task and t.name]
+    if not done:
+        return None
+    groups = set(upstream_groups(wf, task))
+    done_ids = {id(t) for t in done}
+    linked = [t for g in wf.groups if g.name in groups for t in g.tasks if id(t) in done_ids]
+    if not linked:
+        suspects = [t for t in done if upload_failure(logs.get(t.name, ""))]
+        if not suspects:
+            return None
+        spec = await gaps.get(f"template spec (for the inputs of task {task.name})", client.spec(wf.name))
+        wanted = set(input_tasks(summarize_spec(spec.text), task.name)) if spec is not None else set()
+        linked = [t for t in suspects if t.name in wanted]
+    missing = [t for t in linked if t.name not in logs][:LOG_CONCURRENCY]
+    fetched = await asyncio.gather(
+        *(
+            gaps.get(
+                f"logs of upstream task {t.name} (GET /api/workflow/{wf.name}/logs?task_name={t.name})",
+                client.logs(wf.name, task_name=t.name),
+            )
+            for t in missing
+        )
+    )
+    texts = dict(logs) | {t.name: got.text for t, got in zip(missing, fetched, strict=True) if got is not None}
+    for upstream in linked:
+        line = upload_failure(texts.get(upstream.name, ""))
+        if line:
+            return UploadCause(upstream.name, line)
+    return None
 
 
 def _task_events(events: str | None, task: str) -> str:
@@ -296,6 +385,8 @@ async def list_report(client: OsmoClient, question: Question, now: datetime) -> 
     statuses = _list_statuses(text)
     try:
         listing = await client.list_workflows(statuses=statuses, limit=20)
+    except OsmoBadResponse as exc:
+        raise _unavailable(f"OSMO's answer to GET /api/workflow could not be used: {exc.message}") from exc
     except OsmoApiError as exc:
         raise _unavailable(f"OSMO answered HTTP {exc.status} to GET /api/workflow after retries") from exc
     entries = listing.workflows
@@ -368,8 +459,7 @@ def _next_action_failed(
             "OSMO (`osmo credential set … --type REGISTRY`, not in the task YAML); then retry once."
         ),
         Category.INIT_FAILED: (
-            "Check the task's `inputs` paths and read its logs; storage authorization problems need an "
-            "admin ticket."
+            "Check the task's `inputs` paths and read its logs; storage authorization problems need an admin ticket."
         ),
         Category.DATA_FAILED: (
             "Check the input/output paths and the data credentials (`osmo credential list`); data "
@@ -386,12 +476,9 @@ def _next_action_failed(
             else f"Fix the error in task {task}'s code or config shown in the last log lines, then resubmit."
         ),
         Category.NODE_FAILURE: (
-            "Resubmit (the node, not the code, failed); if the same node fails again, report it to the "
-            "cluster admins."
+            "Resubmit (the node, not the code, failed); if the same node fails again, report it to the cluster admins."
         ),
-        Category.PREEMPTED: (
-            "Resubmit at NORMAL priority (LOW work can be preempted) or when the pool is quieter."
-        ),
+        Category.PREEMPTED: ("Resubmit at NORMAL priority (LOW work can be preempted) or when the pool is quieter."),
         Category.TIMEOUT: (
             "Raise the exec/queue timeout within the pool's maximum, or make the work shorter, then resubmit."
         ),
@@ -401,11 +488,22 @@ def _next_action_failed(
         ),
         Category.SERVER_ERROR: "Retry once; if it repeats, report the workflow ID to the OSMO admins.",
         Category.UNKNOWN: (
-            "Read the full task logs and events; if nothing explains it, report the workflow ID to the "
-            "OSMO admins."
+            "Read the full task logs and events; if nothing explains it, report the workflow ID to the OSMO admins."
         ),
     }
     return by_category[category]
+
+
+def _with_upload(upload: UploadCause | None, action: str) -> str:
+    """The failed task's own next action, after fixing the upstream upload when that is the probable cause."""
+    if upload is None:
+        return action
+    return (
+        f"First find out why upstream task {upload.task}'s output upload failed (its output path and the data "
+        "credentials, `osmo credential list`) and rerun it, so the inputs are complete; then "
+        + action[:1].lower()
+        + action[1:]
+    )
 
 
 async def failed_report(client: OsmoClient, wf: Workflow, question: Question, now: datetime) -> Report:
@@ -444,15 +542,14 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         )
     finding = classify_task(signals)
     category = finding.category
+    upload = await _upstream_upload(client, wf, root, logs, gaps) if root is not None else None
 
     if task is not None:
         evidence.append(
             EvidenceItem(label=f"task {task.name} status", value=task.status, source=source, at=task.end_time)
         )
         if task.exit_code is not None:
-            evidence.append(
-                EvidenceItem(label=f"task {task.name} exit code", value=str(task.exit_code), source=source)
-            )
+            evidence.append(EvidenceItem(label=f"task {task.name} exit code", value=str(task.exit_code), source=source))
         if task.failure_message:
             evidence.append(
                 EvidenceItem(
@@ -469,11 +566,17 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         value = other.status + (f", exit code {other.exit_code}" if other.exit_code is not None else "")
         if other.failure_message:
             value += f": {' '.join(other.failure_message.split())}"
-        evidence.append(
-            EvidenceItem(label=f"task {other.name} (followed the failure)", value=value, source=source)
-        )
+        evidence.append(EvidenceItem(label=f"task {other.name} (followed the failure)", value=value, source=source))
     if wf.cancelled_by:
         evidence.append(EvidenceItem(label="cancelled_by", value=wf.cancelled_by, source=source))
+    if upload is not None:
+        evidence.append(
+            EvidenceItem(
+                label=f"upstream task {upload.task} (COMPLETED) output upload",
+                value=upload.line,
+                source=f"logs of task {upload.task}",
+            )
+        )
 
     request = requests.get(task.name) if task is not None else None
     if request is not None and category == Category.OOM_KILLED and request.memory:
@@ -485,9 +588,7 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
             )
         )
     image = None
-    pulled = [
-        ln for ln in signals.events.splitlines() if re.search(r"Failed to pull|ErrImagePull|BackOff", ln)
-    ]
+    pulled = [ln for ln in signals.events.splitlines() if re.search(r"Failed to pull|ErrImagePull|BackOff", ln)]
     for text in (signals.failure_message, *pulled):
         m = _IMAGE.search(text or "")
         if m:
@@ -507,14 +608,11 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         evidence.append(EvidenceItem(label="error line", value=error, source=f"logs of task {digest.task}"))
     network = [ln for ln in digest.error_lines if re.search(r"NCCL|collective", ln)]
     if finding.detail == "NCCL" and network:
-        evidence.append(
-            EvidenceItem(label="NCCL line", value=network[-1], source=f"logs of task {digest.task}")
-        )
+        evidence.append(EvidenceItem(label="NCCL line", value=network[-1], source=f"logs of task {digest.task}"))
 
     who = f"task {task.name}" if task is not None else "the workflow"
     how = (
-        f"{task.status}"
-        + (f" with exit code {task.exit_code}" if task and task.exit_code is not None else "")
+        f"{task.status}" + (f" with exit code {task.exit_code}" if task and task.exit_code is not None else "")
         if task is not None
         else wf.status
     )
@@ -531,6 +629,13 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
             f"; exit code {task.exit_code}."
             if task and task.exit_code is not None and str(task.exit_code) not in finding.signal
             else "."
+        )
+    if upload is not None and task is not None:
+        headline = headline.rstrip() + ("" if headline.rstrip().endswith((".", "!", "?")) else ".")
+        headline += (
+            f" Probable cause: its input came from upstream task {upload.task}, which COMPLETED although "
+            f'its output upload failed ("{upload.message}"), so task {task.name} may have read missing or '
+            "partial inputs."
         )
     if root is None and failed and category == Category.UPSTREAM_FAILED:
         gaps.items.append(
@@ -550,12 +655,16 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
         )
     elif task is not None and not logs.get(task.name):
         base["notes"].append(f"The logs of task {task.name} are empty (the task may never have started).")
+    level, basis = osmo_confidence(finding)
     return Report(
         outcome=Outcome.FAILED,
         category=category,
         headline=headline,
+        confidence=Confidence(level=level, signals=basis),  # type: ignore[arg-type]
         evidence=evidence,
-        next_action=_next_action_failed(category, wf, task.name if task else None, request, image, finding),
+        next_action=_with_upload(
+            upload, _next_action_failed(category, wf, task.name if task else None, request, image, finding)
+        ),
         gaps=gaps.items,
         excerpts=excerpts,
         **{**base, "notes": base["notes"] + gaps.notes},
@@ -716,9 +825,7 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
     next_action: str | None
     if outcome == Outcome.POOL_UNAVAILABLE:
         headline = f"{head}: pool {pool} is {numbers.pool_status}, so nothing in it is scheduled."
-        next_action = (
-            f"Wait for pool {pool} to be ONLINE again, or resubmit to another pool (`osmo pool list`)."
-        )
+        next_action = f"Wait for pool {pool} to be ONLINE again, or resubmit to another pool (`osmo pool list`)."
     elif outcome == Outcome.PENDING_QUOTA:
         headline = (
             f"{head}: pool {pool}'s quota is used up, not its capacity: it asks {ask} GPUs at {prio} "
@@ -762,8 +869,7 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
         headline = (
             f"{head} in pool {pool or 'unknown'}"
             + (
-                f", asking {ask} GPUs (quota free {qf}, total_free {tf}, largest free on one node "
-                f"{num(largest)})"
+                f", asking {ask} GPUs (quota free {qf}, total_free {tf}, largest free on one node {num(largest)})"
                 if group is not None
                 else ""
             )
@@ -789,9 +895,11 @@ async def pending_report(client: OsmoClient, wf: Workflow, question: Question, n
                 source=f"GET /api/workflow/{wf.name}/events",
             )
         )
+    conf = pending_confidence(numbers, outcome)
     return Report(
         outcome=outcome or Outcome.STATUS,
         headline=headline,
+        confidence=Confidence(level=conf[0], signals=conf[1]) if conf else None,  # type: ignore[arg-type]
         evidence=evidence,
         next_action=next_action,
         gaps=gaps.items,
@@ -815,9 +923,7 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
     base = _base(wf, now, question)
     evidence: list[EvidenceItem] = base.pop("evidence")
     notes: list[str] = base.pop("notes")
-    evidence.append(
-        EvidenceItem(label="duration", value=_elapsed(wf, now), source=f"GET /api/workflow/{wf.name}")
-    )
+    evidence.append(EvidenceItem(label="duration", value=_elapsed(wf, now), source=f"GET /api/workflow/{wf.name}"))
     excerpts: list[Excerpt] = []
     summaries: list[str] = []
     for task in wf.tasks:
@@ -825,9 +931,7 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
         value = task.status + (f", {d.stage}" if d.stage else "")
         if d.last_progress:
             value += f"; last line: {d.last_progress}"
-        evidence.append(
-            EvidenceItem(label=f"task {task.name}", value=value, source=f"logs of task {task.name}")
-        )
+        evidence.append(EvidenceItem(label=f"task {task.name}", value=value, source=f"logs of task {task.name}"))
         if d.error_lines:
             evidence.append(
                 EvidenceItem(
@@ -856,17 +960,13 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
         spec = await gaps.get("template spec (for the app suggestion)", client.spec(wf.name))
         spec_name = summarize_spec(spec.text).name if spec is not None and spec.text else None
         if wf.outputs:
-            evidence.append(
-                EvidenceItem(label="outputs", value=wf.outputs, source=f"GET /api/workflow/{wf.name}")
-            )
+            evidence.append(EvidenceItem(label="outputs", value=wf.outputs, source=f"GET /api/workflow/{wf.name}"))
             next_action = (
                 f"Would you like to download the output data? Run `osmo data download {wf.outputs} ~/` "
                 "(destination defaults to ~/; not run by this bot)."
             )
         else:
-            notes.append(
-                "The workflow records no output location (`outputs` is empty); check the spec's outputs."
-            )
+            notes.append("The workflow records no output location (`outputs` is empty); check the spec's outputs.")
         app = _app_name(wf, spec_name)
         notes.append(
             f'App suggestion (not created): name "{app}", description "Runs the {app} workflow '
@@ -895,9 +995,7 @@ async def explain_report(client: OsmoClient, wf: Workflow, question: Question, n
     gaps = _Gaps()
     spec = gaps.stream(
         "template spec",
-        await gaps.get(
-            f"template spec (GET /api/workflow/{wf.name}/spec?use_template=true)", client.spec(wf.name)
-        ),
+        await gaps.get(f"template spec (GET /api/workflow/{wf.name}/spec?use_template=true)", client.spec(wf.name)),
     )
     base = _base(wf, now, question)
     evidence: list[EvidenceItem] = base.pop("evidence")
@@ -915,9 +1013,7 @@ async def explain_report(client: OsmoClient, wf: Workflow, question: Question, n
         )
     summary = summarize_spec(spec.text)
     if not summary.parsed:
-        notes.append(
-            "The spec could not be parsed as YAML (it may be cut); only image and task names are shown."
-        )
+        notes.append("The spec could not be parsed as YAML (it may be cut); only image and task names are shown.")
     what: list[str] = []
     for t in summary.tasks:
         where = f"task {t.name}" + (f" (group {t.group})" if t.group else "")
@@ -946,9 +1042,7 @@ async def explain_report(client: OsmoClient, wf: Workflow, question: Question, n
             evidence.append(
                 EvidenceItem(
                     label=f"{where} resources",
-                    value=", ".join(
-                        f"{k} {v}" for k, v in res.items() if k in ("gpu", "cpu", "memory", "storage")
-                    ),
+                    value=", ".join(f"{k} {v}" for k, v in res.items() if k in ("gpu", "cpu", "memory", "storage")),
                     source=src,
                 )
             )
@@ -957,9 +1051,7 @@ async def explain_report(client: OsmoClient, wf: Workflow, question: Question, n
         what.append(f"{t.name} runs `{runs}`" + (f" in {t.image}" if t.image else ""))
     if wf.outputs:
         evidence.append(
-            EvidenceItem(
-                label="outputs (storage prefix)", value=wf.outputs, source=f"GET /api/workflow/{wf.name}"
-            )
+            EvidenceItem(label="outputs (storage prefix)", value=wf.outputs, source=f"GET /api/workflow/{wf.name}")
         )
     headline = (
         f"Workflow {wf.name} ({summary.name or 'unnamed spec'}) is {wf.status}; it has "
@@ -992,8 +1084,7 @@ def not_found_report(workflow_id: str, question: Question, now: datetime, messag
         system="osmo",
         outcome=Outcome.NOT_FOUND,
         headline=f"No OSMO workflow with the ID {workflow_id} exists ({message.strip() or 'not found'}).",
-        next_action="Check the workflow ID (e.g. with `list recent workflows`) and ask again with the exact "
-        "ID.",
+        next_action="Check the workflow ID (e.g. with `list recent workflows`) and ask again with the exact ID.",
         identity=Identity(system="osmo", workflow_id=workflow_id),
         question=question.text,
         generated_at=now,
@@ -1037,9 +1128,16 @@ async def answer_osmo(question: Question, config: OsmoConfig, now: datetime) -> 
                 wf = await client.get_workflow(workflow_id)
             except WorkflowNotFound as exc:
                 return not_found_report(workflow_id, question, now, exc.message)
-            except OsmoApiError as exc:
+            except OsmoBadResponse as exc:
                 raise _unavailable(
-                    f"OSMO answered HTTP {exc.status} to GET /api/workflow/{workflow_id} after retries"
+                    f"OSMO answered GET /api/workflow/{workflow_id} with HTTP {exc.status}, but the answer "
+                    f"could not be used: {exc.message}"
+                ) from exc
+            except OsmoApiError as exc:
+                retried = " after retries" if exc.status >= 500 or exc.status == 429 else ""
+                raise _unavailable(
+                    f"OSMO answered HTTP {exc.status} to GET /api/workflow/{workflow_id}{retried}"
+                    + (f": {exc.message}" if exc.message else "")
                 ) from exc
             if kind == "osmo_explain":
                 return await explain_report(client, wf, question, now)

@@ -42,9 +42,7 @@ def work_kind(workflow: Workflow) -> WorkKind:
     return "short" if _SHORT_NAME.search(workflow.name) else "training"
 
 
-def next_interval(
-    kind: WorkKind, status: str, unchanged_polls: int, user_cadence_s: float | None = None
-) -> float:
+def next_interval(kind: WorkKind, status: str, unchanged_polls: int, user_cadence_s: float | None = None) -> float:
     """Seconds until the next poll (spec step 3). ``unchanged_polls`` counts consecutive polls that
     saw the same RUNNING/PENDING/WAITING status. A user-given cadence is always honoured."""
     if user_cadence_s is not None and user_cadence_s > 0:

@@ -313,6 +313,11 @@ def _phrase(s: Signal) -> str:
     return f"{what} in {source_label(s.source)}"
 
 
+def signal_phrases(signals: Sequence[Signal], limit: int = 4) -> list[str]:
+    """Short verbatim phrases naming ``signals`` ("OOMKilled (exit code 137) in pod status"), once each."""
+    return list(dict.fromkeys(_phrase(s) for s in signals))[:limit]
+
+
 def confidence(finding: Finding) -> tuple[str, list[str]]:
     """How directly ``finding`` rests on its evidence (issue 8 §5): ``direct`` when a signal names the category
     by itself (a reason or message such as OOMKilled, an image pull error, a missing Secret, a node condition,

@@ -2,7 +2,11 @@
 
 Transport concerns (read-only guard, retries, request log) live in :mod:`diagnosis.http`.
 Errors: :class:`ApiError` (status, path) for any non-2xx answer after retries;
-:class:`NotFoundError` for 404; httpx transport errors propagate after retries.
+:class:`NotFoundError` for 404; :class:`NoSpecEndpoint` for a workload type without a spec endpoint;
+httpx transport errors propagate after retries.
+
+Lists (pods, history, events) come back as :class:`~diagnosis.runai.models.Records`: a ``null`` or
+unreadable item is skipped and counted, never fatal for the whole call.
 """
 
 from __future__ import annotations
@@ -25,21 +29,34 @@ from diagnosis.runai.models import (
     Metrics,
     Pod,
     Project,
+    Records,
     Workload,
     WorkloadSpec,
+    parse_records,
 )
 from diagnosis.units import iso
 
 TOKEN_PATHS = ("/api/v2/token", "/api/v1/token")
 PAGE_LIMIT = 500
 MAX_PAGES = 200
+#: Workload ``type`` (lowercased, without ``-``, ``_`` and spaces) -> its spec endpoint segment. ``type`` is an
+#: open string (the spec's example is ``runai-job``); the Run:ai CRD kinds are accepted as well.
 SPEC_PATHS = {
     "training": "trainings",
+    "trainingworkload": "trainings",
     "workspace": "workspaces",
+    "interactiveworkload": "workspaces",
     "distributed": "distributed",
+    "distributedworkload": "distributed",
     "inference": "inferences",
+    "inferenceworkload": "inferences",
     "distributedinference": "distributed-inferences",
+    "distributedinferenceworkload": "distributed-inferences",
 }
+V2_SOURCE_API = "WorkloadsV2"
+#: Token statuses after which the next login shape is tried: the endpoint is absent (2.18-2.23 have no
+#: /api/v2/token), or the grant or the body is refused (2.18-2.19 refuse client_credentials).
+_LOGIN_FALLBACK = frozenset({400, 401, 403, 404, 405, 415, 422, 501})
 
 
 class ApiError(RuntimeError):
@@ -56,6 +73,19 @@ class NotFoundError(ApiError):
     """HTTP 404."""
 
 
+class NoSpecEndpoint(LookupError):
+    """The workload's ``type`` has no spec endpoint in the 2.24 API: its submitted spec (desiredPhase,
+    limits) cannot be read. Not an HTTP error: nothing was asked."""
+
+    def __init__(self, workload_type: str | None) -> None:
+        self.workload_type = workload_type
+        kinds = ", ".join(sorted(set(SPEC_PATHS.values())))
+        super().__init__(
+            f"workload type {workload_type!r} has no spec endpoint in the Run:ai API ({kinds}), so its "
+            "submitted spec (desiredPhase: was a stop requested?; limits) was not read"
+        )
+
+
 def _jwt_exp(token: str) -> float | None:
     """The ``exp`` claim (epoch seconds) of a JWT, without verifying it; None when absent."""
     try:
@@ -69,7 +99,10 @@ def _jwt_exp(token: str) -> float | None:
 
 #: Process-wide token cache: (base_url, client_id) -> (token, expires epoch seconds). Tokens are never logged.
 _TOKENS: dict[tuple[str, str], tuple[str, float]] = {}
-
+#: The login shape that worked last per (base_url, client_id): a refresh tries it first.
+_LOGIN_SHAPES: dict[tuple[str, str], str] = {}
+#: The login shapes in the order a control plane of unknown version is tried (see ``_fetch_token``).
+LOGIN_SHAPES = ("v2", "v1", "v1-app-token")
 
 
 class RunaiClient:
@@ -110,33 +143,66 @@ class RunaiClient:
 
     # -- auth -------------------------------------------------------------------------------
 
-    async def _fetch_token(self) -> None:
-        """``POST /api/v2/token`` (form); on 404/405/400 fall back to ``/api/v1/token`` (JSON)."""
+    async def _token_request(self, shape: str) -> httpx.Response:
+        """One token request in a login shape (spec ``grant_token_v2`` / ``grant_token``; field names as the
+        spec spells them)."""
         cfg = self.config
-        r = await self.http.post(
-            "/api/v2/token",
-            data={"grant_type": "client_credentials", "client_id": cfg.client_id, "client_secret": cfg.client_secret},
-        )
-        if r.status_code in (400, 404, 405, 415):
-            r = await self.http.post(
-                "/api/v1/token",
-                json={"grantType": "client_credentials", "clientId": cfg.client_id, "clientSecret": cfg.client_secret},
+        if shape == "v2":
+            form = {"grant_type": "client_credentials", "client_id": cfg.client_id, "client_secret": cfg.client_secret}
+            return await self.http.post("/api/v2/token", data=form)
+        if shape == "v1":
+            body = {"grantType": "client_credentials", "clientID": cfg.client_id, "clientSecret": cfg.client_secret}
+        else:  # 2.18-2.19: only the (later deprecated) application-token grant
+            body = {"grantType": "app_token", "appID": cfg.client_id, "appSecret": cfg.client_secret}
+        return await self.http.post("/api/v1/token", json=body)
+
+    async def _fetch_token(self) -> None:
+        """Log in, whatever the control plane's version:
+
+        1. ``POST /api/v2/token`` (OAuth2 form; 2.24+);
+        2. ``POST /api/v1/token`` with ``grantType: client_credentials``, ``clientID``, ``clientSecret`` (2.20+);
+        3. ``POST /api/v1/token`` with ``grantType: app_token``, ``appID``, ``appSecret`` (2.18-2.19, which
+           refuse ``client_credentials``; also an application's credentials on a later control plane).
+
+        The next shape is tried when one is absent or refused (4xx); the shape that worked is tried first
+        on the next login. A 5xx (after retries) or a transport error ends the login.
+        """
+        cfg = self.config
+        key = (cfg.base_url, cfg.client_id)
+        remembered = _LOGIN_SHAPES.get(key)
+        shapes = [remembered] if remembered else []
+        shapes += [s for s in LOGIN_SHAPES if s != remembered]
+        refused: list[str] = []
+        token: str | None = None
+        lifetime: float | None = None
+        status, path = 0, "/api/v1/token"
+        for shape in shapes:
+            r = await self._token_request(shape)
+            status, path = r.status_code, r.url.path
+            if status == 200:
+                token, lifetime = _token_fields(r)
+                if token is not None:
+                    break
+                refused.append(f"{path} ({shape}): 200 without an access token")
+                continue
+            refused.append(f"{path} ({shape}): HTTP {status}")
+            if status not in _LOGIN_FALLBACK:
+                raise ApiError(status, path, "token request failed: " + "; ".join(refused))
+        if token is None:
+            raise ApiError(
+                status if status != 200 else 502,
+                path,
+                "token request refused: " + "; ".join(refused) + "; check RUNAI_CLIENT_ID/SECRET",
             )
-        if r.status_code != 200:
-            raise ApiError(r.status_code, r.url.path, "token request refused; check RUNAI_CLIENT_ID/SECRET")
-        body = r.json()
-        token = body.get("access_token") or body.get("accessToken")
-        if not token:
-            raise ApiError(r.status_code, r.url.path, "token response has no access token")
-        lifetime = body.get("expires_in") or body.get("expiresIn")
+        _LOGIN_SHAPES[key] = shape
         now = time.time()
         if lifetime:
-            expires = now + float(lifetime)
+            expires = now + lifetime
         else:
             expires = _jwt_exp(token) or now + 3600
         self._token = token
         self._token_expires = expires - 60
-        _TOKENS[(cfg.base_url, cfg.client_id)] = (token, self._token_expires)
+        _TOKENS[key] = (token, self._token_expires)
 
     async def _auth_header(self, refresh: bool = False) -> dict[str, str]:
         async with self._token_lock:
@@ -158,13 +224,14 @@ class RunaiClient:
         except ValueError as exc:
             raise ApiError(r.status_code, path, "response is not JSON") from exc
 
-    async def _paged(self, path: str, key: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
+    async def _paged(self, path: str, key: str, params: dict[str, Any]) -> list[Any]:
+        """Every item of every page (``null`` items included: the caller counts them)."""
+        items: list[Any] = []
         offset: Any = 0
         for _ in range(MAX_PAGES):
-            body = await self.get_json(path, {**params, "offset": offset, "limit": PAGE_LIMIT})
-            items.extend((body or {}).get(key) or [])
-            nxt = (body or {}).get("next")
+            body = _envelope(await self.get_json(path, {**params, "offset": offset, "limit": PAGE_LIMIT}), path, key)
+            items.extend(body.get(key) or [])
+            nxt = body.get("next")
             if nxt in (None, "", offset):
                 break
             offset = nxt
@@ -177,37 +244,47 @@ class RunaiClient:
         params: dict[str, Any] = {"filterBy": ",".join(filters), "sortBy": "phaseUpdatedAt", "sortOrder": "desc"}
         if deleted:
             params["deleted"] = "true"
-        return [Workload.model_validate(w) for w in await self._paged("/api/v1/workloads", "workloads", params)]
+        # A null item is skipped; an unreadable workload fails the call (it could be the one asked about).
+        raw = await self._paged("/api/v1/workloads", "workloads", params)
+        return [Workload.model_validate(w) for w in raw if w is not None]
 
     async def get_workload(self, workload_id: str) -> Workload:
         """``GET /api/v1/workloads/{id}``."""
         return Workload.model_validate(await self.get_json(f"/api/v1/workloads/{workload_id}"))
 
-    async def get_pods(self, workload_id: str) -> list[Pod]:
-        """``GET /api/v1/workloads/{id}/pods``, all pages."""
-        raw = await self._paged(f"/api/v1/workloads/{workload_id}/pods", "pods", {})
-        return [Pod.model_validate(p) for p in raw]
+    async def get_pods(self, workload_id: str, *, deleted: bool = False, or_deleted: bool = False) -> Records[Pod]:
+        """``GET /api/v1/workloads/{id}/pods``, all pages; ``deleted=true`` lists only deleted pods.
 
-    async def get_history(self, workload_id: str) -> list[HistoryRecord]:
+        ``or_deleted``: when the live list is empty, ask again with ``deleted=true`` (the pods of a deleted
+        or cleaned-up workload are listed only that way); the result then has ``asked_deleted`` set."""
+        path = f"/api/v1/workloads/{workload_id}/pods"
+        pods = parse_records(Pod, await self._paged(path, "pods", {"deleted": "true"} if deleted else {}))
+        if not pods and or_deleted and not deleted:
+            pods.add(parse_records(Pod, await self._paged(path, "pods", {"deleted": "true"})))
+            pods.asked_deleted = True
+        return pods
+
+    async def get_history(self, workload_id: str) -> Records[HistoryRecord]:
         """``GET /api/v1/workloads/{id}/history``, every page until ``next`` is absent.
 
         The record order is not guaranteed, so paging never stops on an old record; the caller
         filters by timestamp (spec Step 3, FORMAT.md "History order").
         """
         raw = await self._paged(f"/api/v1/workloads/{workload_id}/history", "records", {})
-        return [HistoryRecord.model_validate(r) for r in raw]
+        return parse_records(HistoryRecord, raw)
 
-    async def get_events(self, workload_id: str, since: datetime | None = None) -> list[Event]:
+    async def get_events(self, workload_id: str, since: datetime | None = None) -> Records[Event]:
         """``GET /api/v1/workloads/{id}/events`` newest first; stops paging once a page ends before ``since``."""
         path = f"/api/v1/workloads/{workload_id}/events"
-        events: list[Event] = []
+        events: Records[Event] = Records()
         offset: Any = 0
         for _ in range(MAX_PAGES):
             body = await self.get_json(path, {"offset": offset, "limit": PAGE_LIMIT, "sortOrder": "desc"})
             if body is None:
                 raise ApiError(200, path, "events: null")
-            page = [Event.model_validate(e) for e in (body.get("events") or [])]
-            events.extend(page)
+            body = _envelope(body, path, "events")
+            page = parse_records(Event, body.get("events") or [])
+            events.add(page)
             nxt = body.get("next")
             oldest = min((e.created_at for e in page if e.created_at), default=None)
             if nxt in (None, "", offset) or (since and oldest and oldest < since):
@@ -226,18 +303,38 @@ class RunaiClient:
         return Metrics.model_validate(body or {})
 
     @staticmethod
-    def spec_path(workload_type: str | None, workload_id: str) -> str | None:
-        """The kind-specific spec path for a workload type, or None for an unknown type."""
+    def spec_path(workload_type: str | None, workload_id: str, source_api: str | None = None) -> str | None:
+        """The spec path of a workload: ``/api/v2/workloads/{id}`` when it was submitted through the v2 API
+        (``sourceApi: WorkloadsV2``), else the kind-specific v1 path of its type; None for an unknown type."""
+        if source_api == V2_SOURCE_API:
+            return f"/api/v2/workloads/{workload_id}"
         key = (workload_type or "").lower().replace("-", "").replace("_", "").replace(" ", "")
         segment = SPEC_PATHS.get(key)
         return f"/api/v1/workloads/{segment}/{workload_id}" if segment else None
 
-    async def get_spec(self, workload_type: str | None, workload_id: str) -> WorkloadSpec:
-        """``GET /api/v1/workloads/{trainings|workspaces|distributed|inferences}/{id}``."""
-        path = self.spec_path(workload_type, workload_id)
+    def spec_path_for(self, workload: Workload) -> str | None:
+        return self.spec_path(workload.type, workload.id, workload.source_api)
+
+    async def get_spec(
+        self, workload_type: str | None, workload_id: str, source_api: str | None = None
+    ) -> WorkloadSpec:
+        """``GET /api/v1/workloads/{trainings|workspaces|distributed|inferences|distributed-inferences}/{id}``, or
+        ``GET /api/v2/workloads/{id}`` for a v2 workload. :class:`NoSpecEndpoint` for an unknown type."""
+        path = self.spec_path(workload_type, workload_id, source_api)
         if path is None:
-            raise ApiError(0, "spec", f"no spec endpoint for workload type {workload_type!r}")
-        return WorkloadSpec.model_validate(await self.get_json(path))
+            raise NoSpecEndpoint(workload_type)
+        body = await self.get_json(path)
+        if source_api == V2_SOURCE_API:
+            try:
+                return WorkloadSpec.from_v2(body)
+            except ValueError as exc:
+                raise ApiError(200, path, str(exc)) from exc
+        if not isinstance(body, dict):
+            raise ApiError(200, path, "the spec response is not a JSON object")
+        return WorkloadSpec.model_validate(body)
+
+    async def get_spec_for(self, workload: Workload) -> WorkloadSpec:
+        return await self.get_spec(workload.type, workload.id, workload.source_api)
 
     async def list_clusters(self) -> list[Cluster]:
         """``GET /api/v1/clusters`` (a bare array; ``{"clusters": [...]}`` is tolerated).
@@ -247,7 +344,8 @@ class RunaiClient:
         if self._clusters is None:
             body = await self.get_json("/api/v1/clusters")
             items = body.get("clusters", []) if isinstance(body, dict) else body
-            self._clusters = [Cluster.model_validate(c) for c in items or []]
+            items = items if isinstance(items, list) else []
+            self._clusters = [Cluster.model_validate(c) for c in items if c is not None]
         return list(self._clusters)
 
     async def list_projects(self, name: str, cluster_id: str) -> list[Project]:
@@ -255,7 +353,34 @@ class RunaiClient:
         raw = await self._paged(
             "/api/v1/org-unit/projects", "projects", {"filterBy": f"name=={name},clusterId=={cluster_id}"}
         )
-        return [Project.model_validate(p) for p in raw]
+        return [Project.model_validate(p) for p in raw if p is not None]
+
+
+def _envelope(body: Any, path: str, key: str) -> dict[str, Any]:
+    """A paged reply as a dict (``null`` is an empty page); anything else is an :class:`ApiError`."""
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise ApiError(200, path, f"expected an object with '{key}', got {type(body).__name__}")
+    return body
+
+
+def _token_fields(r: httpx.Response) -> tuple[str | None, float | None]:
+    """(access token, lifetime in seconds) of a token reply (v2 ``access_token``/``expires_in``, v1
+    ``accessToken``/``expiresIn``; before 2.24 v1 has no lifetime). (None, None) when it has no token."""
+    try:
+        body = r.json()
+    except ValueError:
+        return None, None
+    if not isinstance(body, dict):
+        return None, None
+    token = body.get("access_token") or body.get("accessToken")
+    lifetime = body.get("expires_in") or body.get("expiresIn")
+    try:
+        seconds = float(lifetime) if lifetime else None
+    except (TypeError, ValueError):
+        seconds = None
+    return (token if isinstance(token, str) and token else None), seconds
 
 
 def _message(r: httpx.Response) -> str:

@@ -21,12 +21,13 @@ import httpx
 from diagnosis.answer import BackendUnavailable
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.http import ReadOnlyViolation
-from diagnosis.k8s import Tier2Evidence, shared_source
+from diagnosis.k8s import Tier2Evidence, pod_mismatch, shared_source
 from diagnosis.question import UUID_RE, Question, Symptom, named_symptom
+from diagnosis.redact import sanitize
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
-from diagnosis.runai.client import ApiError, NotFoundError, RunaiClient
+from diagnosis.runai.client import ApiError, NoSpecEndpoint, NotFoundError, RunaiClient
 from diagnosis.runai.models import (
     SUCCESS_PHASES,
     TERMINAL_PHASES,
@@ -36,6 +37,7 @@ from diagnosis.runai.models import (
     Metrics,
     Pod,
     Project,
+    Records,
     Workload,
     WorkloadSpec,
 )
@@ -60,6 +62,7 @@ T = TypeVar("T")
 METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_REQUEST_BYTES"]
 RUN_START_PHASES = frozenset({"Creating", "Resuming"})
 FINAL_WINDOW = timedelta(minutes=10)
+FINAL_SLACK = timedelta(minutes=1)  # events are stamped a little after the termination they report
 ACTIVE_PHASES = frozenset({"Running", "Pending", "Initializing", "Creating", "Degraded"})
 #: The signals that confirm a symptom a question names (status k8sPhase, conditions, events).
 SYMPTOM_KINDS: dict[str, frozenset[Kind]] = {
@@ -114,6 +117,8 @@ class Tier1:
 
 
 def _describe_error(exc: BaseException) -> str:
+    if isinstance(exc, NoSpecEndpoint):
+        return str(exc)
     if isinstance(exc, ApiError):
         return (
             f"HTTP {exc.status}"
@@ -125,6 +130,10 @@ def _describe_error(exc: BaseException) -> str:
     if isinstance(exc, httpx.HTTPError):
         return f"{type(exc).__name__} after retries"
     return f"{type(exc).__name__}: {exc}"
+
+
+#: The public name of the error describer (digest listers use it too).
+describe_error = _describe_error
 
 
 class Deadline:
@@ -176,6 +185,7 @@ class Diagnosis:
     config: RunaiConfig
     gaps: list[Gap] = field(default_factory=list)
     t2_signals: list[Signal] = field(default_factory=list)  # signals of the (one) Tier 2 read
+    t2_window: tuple[datetime | None, datetime | None] = (None, None)  # the run: node events outside it are ignored
 
     @property
     def cutoff(self) -> datetime:
@@ -265,6 +275,7 @@ class Diagnosis:
             return self.builder().cluster_mismatch(q, workload, cluster_id, clusters)
         if tier1 is None:
             tier1 = await self.collect(workload)
+        self.kube = self.kube_for(workload, tier1, cluster_id)  # Tier 2 of this workload's cluster only
         return await self.diagnose(workload, tier1)
 
     async def not_found(self, q: Question, cluster_id: str, by_id: bool) -> Report:
@@ -329,12 +340,14 @@ class Diagnosis:
         c = self.client
         d = self.deadline
         base = f"/api/v1/workloads/{wid}"
-        spec_path = c.spec_path(workload.type, wid) or "spec endpoint"
+        spec_path = c.spec_path_for(workload) or "spec endpoint"
+        # Pods of a deleted or cleaned-up workload are listed only with deleted=true.
+        gone = workload.is_terminal or workload.deleted_at is not None
         results = await asyncio.gather(
-            fetch("pods", f"GET {base}/pods", c.get_pods(wid), d),
+            fetch("pods", f"GET {base}/pods", c.get_pods(wid, or_deleted=gone), d),
             fetch("history", f"GET {base}/history", c.get_history(wid), d),
             fetch("events", f"GET {base}/events", c.get_events(wid, since=self.cutoff), d),
-            fetch("submitted spec", f"GET {spec_path}", c.get_spec(workload.type, wid), d),
+            fetch("submitted spec", f"GET {spec_path}", c.get_spec_for(workload), d),
             fetch("metrics", f"GET {base}/metrics", c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
             fetch("clusters", "GET /api/v1/clusters", c.list_clusters(), d),
             # The project is read only to find the namespace when the workload does not name it.
@@ -435,14 +448,15 @@ class Diagnosis:
                 Signal(
                     Kind.POLICY_STOP,
                     text="phase Stopped with desiredPhase Stopped (a stop was requested for this workload)",
-                    source=f"GET {self.client.spec_path(workload.type, workload.id)} (desiredPhase)",
+                    source=f"GET {self.client.spec_path_for(workload)} (desiredPhase)",
                     at=workload.phase_updated_at,
                     reason="Stopped",
                 )
             )
         pods_src = f"GET /api/v1/workloads/{workload.id}/pods"
         for pod in tier1.pods.value or []:
-            out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=None, pod=pod.name)
+            at = pod.k8s_phase_updated_at  # an old pod phase is not evidence of the recent termination
+            out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=at, pod=pod.name)
         return cls.drop_stale_scheduler(out)
 
     def final_window(self, signals: Sequence[Signal], end: datetime | None) -> list[Signal]:
@@ -459,12 +473,18 @@ class Diagnosis:
         for fetched in (tier1.pods, tier1.history, tier1.events, tier1.spec, tier1.metrics):
             if not fetched.ok:
                 b.gap(fetched.what, f"{fetched.why} [{fetched.path}]")
+            elif isinstance(fetched.value, Records) and fetched.value.skipped:
+                b.gap(fetched.what, f"{fetched.value.skipped_text()} [{fetched.path}]")
+        if workload.phase == "Stopped" and tier1.spec.value is None:
+            b.gap("stop requested (desiredPhase)", "not known: the submitted spec could not be read")
         if not tier1.events.ok and tier1.history.ok:
             b.note(
                 "The events call failed; that is not proof that no events occurred. History events were used instead."
             )
         if tier1.pods.ok and not tier1.pods.value:
-            b.gap("pods", "the pods endpoint returned no pods (deleted or not yet created)")
+            asked = isinstance(tier1.pods.value, Records) and tier1.pods.value.asked_deleted
+            both = ", live or deleted (asked again with deleted=true)" if asked else ""
+            b.gap("pods", f"the pods endpoint returned no pods{both} (deleted or not yet created)")
 
         signals = self.run_signals(workload, tier1)
         end = self.termination_time(workload)
@@ -517,7 +537,7 @@ class Diagnosis:
         elif not self.kube.available:
             b.gap(
                 "Tier 2 Kubernetes evidence (previous logs, pod description, namespace events, node)",
-                "no Kubernetes credentials configured (KUBECONFIG)",
+                self.kube.why_unavailable,
             )
         b.pod_order(order)
         for g in self.gaps:
@@ -542,9 +562,9 @@ class Diagnosis:
             )
 
         # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
-        if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
-            b.memory(workload, tier1, tier2)
         pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final, order)[0]
+        if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
+            b.memory(workload, tier1, tier2, pod=pod_name)  # the peak and the limit of the diagnosed pod
         namespace = tier2.namespace if tier2 is not None else self.namespace(workload, tier1)
         return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
 
@@ -674,6 +694,14 @@ class Diagnosis:
             return f"runai-{workload.project_name}"
         return None
 
+    def kube_for(self, workload: Workload, tier1: Tier1, cluster_id: str) -> KubeConfig:
+        """The Tier 2 access of the workload's own cluster (``WD_KUBE_CONTEXTS`` by cluster id, then by the name in
+        the clusters list); an unavailable config naming the gap when that cluster has none."""
+        cid = workload.cluster_id or cluster_id
+        names = tier1.clusters.value
+        name = next((c.name for c in names or [] if c.uuid == cid and c.name), None)
+        return self.kube.for_cluster(cid, name, names_known=names is not None)
+
     async def tier2(
         self,
         workload: Workload,
@@ -697,7 +725,10 @@ class Diagnosis:
             source = await shared_source(self.kube)
         except Exception as exc:
             b_gap.append(
-                Gap(what="Tier 2 Kubernetes evidence", why=f"kubeconfig could not be loaded: {type(exc).__name__}")
+                Gap(
+                    what="Tier 2 Kubernetes evidence",
+                    why=f"{self.kube.describe()} could not be loaded: {type(exc).__name__}",
+                )
             )
             return None
         try:
@@ -705,7 +736,28 @@ class Diagnosis:
             evidence = await asyncio.wait_for(
                 source.collect(namespace, pod_name, containers, node), self.deadline.remaining()
             )
+            # Only the pod Run:ai reported: a pod of the same name created at another time (or answered from
+            # elsewhere) is another pod, and none of what was read for that name is its evidence.
+            mismatch = (
+                pod_mismatch(evidence.pod, namespace, pod_name, pod.created_at if pod else None)
+                if evidence.pod is not None
+                else None
+            )
+            if mismatch is not None:
+                b_gap.append(
+                    Gap(
+                        what=f"Tier 2 evidence of pod {namespace}/{pod_name} (description, events, logs)",
+                        why=f"{mismatch}, so what was read for that name was not used",
+                    )
+                )
+                return None
+            # Logs are untrusted: credentials masked and instruction-like lines withheld once, before any line is
+            # classified, picked or cut (issue 8 §3).
+            evidence.logs = {key: sanitize(text) for key, text in evidence.logs.items()}
             signals = self.tier2_signals(evidence)
+            # Node events are evidence only for this run: a GPU fault reported on the node before the run started,
+            # or after the failure, is another story (FORMAT.md "GPU hardware faults").
+            self.t2_window = (self.run_start(workload, tier1), self.termination_time(workload))
             if evidence.pod is not None and node is None:
                 pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
                 gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
@@ -738,6 +790,20 @@ class Diagnosis:
         if t2.node is not None:
             name = (t2.node.get("metadata") or {}).get("name")
             out += node_signals(t2.node, source=f"kubectl describe node {name}")
+        since, until = self.t2_window
+        for ev in t2.node_events:
+            node_name = (ev.get("involvedObject") or {}).get("name")
+            at = parse_time(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp"))
+            early = since is not None and at is not None and at < since
+            late = until is not None and at is not None and at > until + FINAL_SLACK
+            if early or late:
+                continue
+            src = f"kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={node_name}"
+            out += [
+                s
+                for s in text_signals(ev.get("reason"), ev.get("message"), source=src, at=at, node=node_name)
+                if s.kind == Kind.NODE_FAILURE
+            ]
         return out
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from diagnosis.k8s import Tier2Evidence
 from diagnosis.question import Question
+from diagnosis.redact import sanitize
 from diagnosis.report import (
     Category,
     Choice,
@@ -29,7 +30,8 @@ from diagnosis.report import (
     Recurrence,
     Report,
 )
-from diagnosis.runai.classify import Finding, PodOrder, confidence
+from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phrases
+from diagnosis.runai.memory import memory_evidence
 from diagnosis.runai.models import Cluster, Workload
 from diagnosis.runai.signals import (
     Kind,
@@ -94,18 +96,25 @@ _HEADLINES: dict[Category, str] = {
 
 
 def _short(text: str, limit: int = 700) -> str:
-    """Whitespace folded; a long text keeps its head and its tail (where kubelet messages put the cause)."""
-    text = " ".join(text.split())
+    """Whitespace folded; a long text keeps its head and its tail (where kubelet messages put the cause).
+    Sanitized first, so a cut never splits a credential that the whole text would have masked."""
+    text = " ".join(sanitize(text).split())
     if len(text) <= limit:
         return text
     head = limit * 2 // 5
     return text[:head] + " … " + text[-(limit - head - 3) :]
 
 
+_EMPTY_CLAUSES = frozenset({"unknown", "error", "failed", "exit status 1", ""})
+
+
 def _cause(text: str) -> str:
-    """The last clause of a runtime message ("...: not found", "...: 401 Unauthorized")."""
-    tail = text.rstrip(" .").rsplit(": ", 1)[-1].strip()
-    return _short(tail, 160)
+    """The last meaningful clause of a runtime message ("...: not found", "...: 401 Unauthorized"); runtimes end
+    many messages with a bare ": unknown", which names nothing and is never the verdict's cause."""
+    clauses = [c.strip() for c in text.rstrip(" .").split(": ")]
+    while len(clauses) > 1 and clauses[-1].lower() in _EMPTY_CLAUSES:
+        clauses.pop()
+    return _short(clauses[-1], 160)
 
 
 @dataclass
@@ -171,6 +180,35 @@ class ReportBuilder:
             occurrences=times,
         )
 
+    def pods_running(self, workload: Workload) -> None:
+        """``runningPods`` of ``requestedPods`` (issue 9 §5): a distributed workload partly running says so."""
+        wanted = workload.requested_pods.number or workload.requested_pods.min if workload.requested_pods else None
+        if wanted is None or workload.running_pods is None:
+            return
+        partly = " (partly running)" if 0 < workload.running_pods < wanted else ""
+        self.add(
+            "pods running",
+            f"{workload.running_pods} of {wanted} requested{partly}",
+            f"GET /api/v1/workloads/{workload.id} (runningPods, requestedPods)",
+        )
+
+    def pending_time(self, workload: Workload) -> None:
+        """How long the workload has been Pending in total and which node pools it asked for (issue 9 §5)."""
+        seconds = workload.total_pending_time_seconds
+        if seconds is not None:
+            hours, rest = divmod(seconds, 3600)
+            self.add(
+                "time spent Pending (total)",
+                f"{seconds} s ({hours} h {rest // 60} min)",
+                f"GET /api/v1/workloads/{workload.id} (totalPendingTimeSeconds)",
+            )
+        if workload.requested_node_pools:
+            self.add(
+                "node pools requested",
+                ", ".join(workload.requested_node_pools),
+                f"GET /api/v1/workloads/{workload.id} (requestedNodePools)",
+            )
+
     def pod_order(self, order: PodOrder) -> None:
         """Several failing pods: which failed first and which later terminations are consequences."""
         if not order.several:
@@ -216,76 +254,49 @@ class ReportBuilder:
                 )
             self.add(label, value, first.source, times[-1] if len(times) == 1 else None)
 
-    def memory(self, workload: Workload, tier1: Tier1, tier2: Tier2Evidence | None) -> None:
-        """Peak CPU-memory usage vs the memory *limit* (spec Step 4); never a request or limit as a peak."""
-        limit_raw: str | None = None
-        limit_src = ""
-        for pod in tier1.pods.value or []:
-            rr = pod.requested_resources
-            if rr and rr.cpu_memory and rr.cpu_memory.limit:
-                limit_raw, limit_src = (
-                    str(rr.cpu_memory.limit),
-                    f"GET /api/v1/workloads/{workload.id}/pods (requestedResources.cpuMemory.limit)",
-                )
-                break
-        wr = workload.pods_requested_resources
-        if limit_raw is None and wr and wr.cpu_memory and wr.cpu_memory.limit:
-            limit_raw, limit_src = (
-                str(wr.cpu_memory.limit),
-                f"GET /api/v1/workloads/{workload.id} (podsRequestedResources.cpuMemory.limit)",
-            )
-        spec = (tier1.spec.value.spec if tier1.spec.value else {}) or {}
-        compute = spec.get("compute") or {}
-        if limit_raw is None and compute.get("cpuMemoryLimit"):
-            limit_raw, limit_src = str(compute["cpuMemoryLimit"]), "submitted spec (compute.cpuMemoryLimit)"
-        if limit_raw is None and tier2 and tier2.pod:
-            for c in (tier2.pod.get("spec") or {}).get("containers") or []:
-                lim = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-                if lim:
-                    limit_raw, limit_src = str(lim), f"kubectl describe pod {tier2.pod_name} (resources.limits.memory)"
-                    break
-        request_raw = None
-        if wr and wr.cpu_memory and wr.cpu_memory.request:
-            request_raw = str(wr.cpu_memory.request)
-        elif compute.get("cpuMemoryRequest"):
-            request_raw = str(compute["cpuMemoryRequest"])
-        metrics = tier1.metrics.value
-        limit_bytes = quantity_bytes(limit_raw) if limit_raw else None
-        if limit_bytes is None and metrics is not None:
-            series = metrics.series("CPU_MEMORY_LIMIT_BYTES")
-            values = series.floats() if series else []
-            if values:
-                limit_bytes = int(max(v for _, v in values))
-                limit_raw = str(limit_bytes)
-                limit_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_LIMIT_BYTES)"
-        self.limit_raw = limit_raw
-        if limit_raw and limit_bytes is not None:
-            self.add("memory limit (the OOM ceiling)", f"{limit_raw} = {bytes_text(limit_bytes)}", limit_src)
-        elif limit_raw:
-            self.add("memory limit (the OOM ceiling)", limit_raw, limit_src)
+    def memory(self, workload: Workload, tier1: Tier1, tier2: Tier2Evidence | None, pod: str | None = None) -> None:
+        """Peak CPU-memory usage vs the memory *limit* of the same pod (spec Step 4; every per-pod series is
+        read, see :mod:`diagnosis.runai.memory`); ``pod`` is the diagnosed pod. Never a request or limit as a peak."""
+        ev = memory_evidence(
+            workload,
+            tier1.pods.value or [],
+            tier1.spec.value,
+            tier1.metrics.value,
+            tier2_pod=tier2.pod if tier2 else None,
+            tier2_pod_name=tier2.pod_name if tier2 else None,
+            prefer_pod=pod,
+        )
+        of_pod = f" (pod {ev.pod})" if ev.named else ""
+        lim = ev.limit
+        self.limit_raw = lim.raw if lim else None
+        if lim and lim.bytes is not None:
+            self.add("memory limit (the OOM ceiling)", f"{lim.raw} = {bytes_text(lim.bytes)}{of_pod}", lim.source)
+        elif lim:
+            self.add("memory limit (the OOM ceiling)", lim.raw + of_pod, lim.source)
         else:
-            self.gap("memory limit", "no cpuMemory limit in the pods, workload, spec or metrics")
-        if request_raw and request_raw != limit_raw:
-            req_b = quantity_bytes(request_raw)
+            self.gap("memory limit", "no cpuMemory limit in the pods, workload, spec or metrics" + of_pod)
+        if ev.request and ev.request != self.limit_raw:
+            req_b = quantity_bytes(ev.request)
             self.add(
                 "memory request (reservation floor, not usage)",
-                request_raw + (f" = {bytes_text(req_b)}" if req_b else ""),
+                ev.request + (f" = {bytes_text(req_b)}" if req_b else ""),
                 f"GET /api/v1/workloads/{workload.id}",
             )
         metrics_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_USAGE_BYTES)"
-        if metrics is None:
+        if tier1.metrics.value is None:
             self.gap("memory usage metrics", "the metrics call failed; no peak can be stated")
             return
-        usage = metrics.series("CPU_MEMORY_USAGE_BYTES")
-        points = usage.floats() if usage else []
-        if not points:
+        if ev.peak is None:
             self.add("peak memory usage", "no peak observed (the usage series is empty in the lookback)", metrics_src)
             return
-        at, peak = max(points, key=lambda p: p[1])
-        text = bytes_text(peak)
-        if limit_bytes:
-            text += f", {100 * peak / limit_bytes:.1f}% of the limit"
-        self.add("peak memory usage (measured)", text, metrics_src, at)
+        text = bytes_text(ev.peak.bytes)
+        if lim and lim.bytes:
+            text += f", {100 * ev.peak.bytes / lim.bytes:.1f}% of the limit"
+        if ev.series > 1:
+            text += f"{of_pod}; {ev.series} per-pod series read"
+        else:
+            text += of_pod
+        self.add("peak memory usage (measured)", text, ev.peak.source, ev.peak.at)
 
     def tier2(self, t2: Tier2Evidence) -> None:
         """Tier 2 failures as gaps; the most telling log as an excerpt; restart counts as evidence."""
@@ -341,8 +352,10 @@ class ReportBuilder:
             missing = list(dict.fromkeys(missing_objects(texts)))  # every missing object named, once each
             return "; ".join(missing) if missing else (_cause(primary[-1].text) if primary else "")
         if cat == Category.INIT_FAILED:
-            containers = sorted({s.container for s in primary if s.container and s.init} or
-                                {s.container for s in primary if s.container})
+            containers = sorted(
+                {s.container for s in primary if s.container and s.init}
+                or {s.container for s in primary if s.container}
+            )
             what = f"init container {', '.join(containers)}" if containers else "an init container"
             codes = f" exited with code {', '.join(str(c) for c in exit_codes)}" if exit_codes else " failed"
             lines = [s for s in explain if s.container in containers]
@@ -421,6 +434,7 @@ class ReportBuilder:
             Outcome.ROUTE_PREEMPTED,
             f"{workload.name} was preempted (phase {workload.phase}): Run:ai stopped it to free resources for "
             "another workload. Preemption is not a failure, so no failure category is given.",
+            confidence=Confidence(level="direct", signals=signal_phrases(signals)),
             next_action=(
                 "Use the preempted-workload diagnosis (runai-diagnose-preempted-workload). To avoid preemption, "
                 "run within the project's quota, as non-preemptible, or at a higher priority."
@@ -448,16 +462,22 @@ class ReportBuilder:
     def route_pending(self, workload: Workload, scheduling: Sequence[Signal]) -> Report:
         self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
         self.signal_evidence(scheduling, 4)
+        self.pending_time(workload)
+        self.pods_running(workload)
         return self._report(
             Outcome.ROUTE_PENDING,
             f"{workload.name} is Pending with only scheduling evidence (waiting for resources or quota); "
             "no pod has failed.",
+            confidence=Confidence(level="inferred", signals=signal_phrases(scheduling))
+            if scheduling
+            else Confidence(level="none"),
             next_action="Use the pending-workload diagnosis: check the project's quota, the node pool's free GPUs, "
             "and whether the workload could run as preemptible.",
         )
 
     def ask_past_run(self, workload: Workload) -> Report:
         self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.pods_running(workload)
         question = (
             f"{workload.name} is Running with no crash loop or failure signal. Did you mean a past run? "
             "Send that run's workload id."
@@ -466,6 +486,7 @@ class ReportBuilder:
 
     def phase_only(self, workload: Workload, signals: Sequence[Signal]) -> Report:
         self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.pods_running(workload)
         if workload.phase_message:
             self.add("phaseMessage", workload.phase_message, f"GET /api/v1/workloads/{workload.id}")
         return self._report(
@@ -528,6 +549,7 @@ class ReportBuilder:
             f"GET /api/v1/workloads/{workload.id}",
             workload.phase_updated_at,
         )
+        self.pods_running(workload)
         self.evidence = head + saved
         name = workload.name
         headline = f"{name} {_HEADLINES[cat]}."

@@ -14,6 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from diagnosis.redact import sanitize
 from diagnosis.units import parse_time
 
 
@@ -97,7 +98,8 @@ _MOUNT_TEXT = re.compile(
     r"(?i)persistentvolumeclaims?\s+\"?[^\"\s]+\"?\s+not\s+found|unable to attach or mount volumes|"
     r"mountvolume\.\w+ failed|secrets?\s+\"[^\"]+\"\s+not\s+found|configmaps?\s+\"[^\"]+\"\s+not\s+found|"
     r"couldn't find key|failed to sync (?:secret|configmap)|createcontainerconfigerror|"
-    r"unbound immediate persistentvolumeclaims|persistentvolumeclaim is not bound|volume .* not found"
+    r"unbound immediate persistentvolumeclaims|persistentvolumeclaim is not bound|volume .* not found|"
+    r"bound to non-existent persistentvolume|persistentvolumes?\s+\"[^\"]+\"\s+not\s+found"
 )
 _NODE_REASONS = {
     "NodeNotReady",
@@ -154,6 +156,12 @@ _COLLECTIVE_TIMEOUT = re.compile(
     r"nccl (?:communicator|watchdog).{0,40}(?:abort|timeout|timed out)|processgroupnccl.{0,80}time(?:d)? ?out|"
     r"heartbeat monitor.{0,40}timed? ?out|barrier.{0,40}timed? ?out|ncclremoteerror|remote process exited"
 )
+_VOLUME_RUNTIME_TEXT = re.compile(
+    r"(?i)stale (?:nfs )?file handle|error mounting \"|failed to mount|mount(?:ing)? .{0,200}(?:no such file|"
+    r"permission denied|not a directory)|kubernetes\.io~[a-z-]+/|failed to prepare subpath|subpath .{0,80}"
+    r"(?:not|no such)|failed to stat \"?/var/lib/kubelet/pods/\S+/volumes/|transport endpoint is not connected|"
+    r"input/output error.{0,40}volume"
+)
 _POLICY_REASONS = {"DeadlineExceeded", "IdleGPUTimeLimitExceeded", "MaxDurationExceeded", "IdleTimeout", "Stopped"}
 _POLICY_TEXT = re.compile(
     r"(?i)activedeadlineseconds|deadlineexceeded|job was active longer than specified deadline|"
@@ -190,7 +198,9 @@ _LOG_ERROR = re.compile(
 
 
 _MISSING_OBJECT = re.compile(
-    r'(?i)(?:persistentvolumeclaims?|secrets?|configmaps?)\s+"[^"]+"\s+not\s+found|couldn\'t find key \S+ in \S+ \S+'
+    r'(?i)(?:persistentvolumeclaims?|persistentvolumes?|secrets?|configmaps?)\s+"[^"]+"\s+not\s+found|'
+    r"couldn't find key \S+ in \S+ \S+|"
+    r'persistentvolumeclaims?\s+"[^"]+"\s+bound to non-existent persistentvolumes?\s+"[^"]+"'
 )
 
 
@@ -245,8 +255,9 @@ def text_signals(
 ) -> list[Signal]:
     """Signals in one (reason, message) pair: an event, a phase update, a condition, a waiting state.
     ``label`` names the field the text came from, for the report."""
-    reason = reason or ""
-    message = message or ""
+    # Evidence text is untrusted: masked and withheld here, before it is matched, quoted or cut (issue 8 §3).
+    reason = sanitize(reason or "")
+    message = sanitize(message or "")
     both = f"{reason} {message}"
     quote = message or reason
     out: list[Signal] = []
@@ -296,6 +307,10 @@ def text_signals(
     runtime_message = reason in _START_ERROR_REASONS or "OCI runtime" in message or "containerd" in message
     if gpu_hardware_fault(both) or _NODE_GPU_TEXT.search(both):
         add(Kind.NODE_FAILURE)
+    elif (runtime_message or reason == "Failed") and _VOLUME_RUNTIME_TEXT.search(both):
+        # FORMAT.md: a create/run-container error caused by a volume (a stale NFS handle, a failed mount of a
+        # volume path) is the pod's own mount trouble, which wins over the runtime and start-error rules.
+        add(Kind.MOUNT_FAILED)
     elif _START_APP_TEXT.search(both):
         add(Kind.START_ERROR_APP)
     elif runtime_message and _NODE_RUNTIME_TEXT.search(both):
@@ -440,6 +455,15 @@ def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
     return out
 
 
+def _condition_is_bad(cond: dict[str, Any]) -> bool:
+    """A node condition reporting trouble: a ``…Ready`` (or ``…Healthy``) condition that is not True, or a problem
+    condition (``GpuXidError``, ``KernelDeadlock``…) that is True (node-problem-detector, GPU health monitors)."""
+    kind = str(cond.get("type") or "")
+    healthy_when_true = kind.endswith(("Ready", "Healthy", "Available"))
+    status = str(cond.get("status") or "")
+    return status != "True" if healthy_when_true else status == "True"
+
+
 def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
     """A node whose Ready condition is not True, or that carries unreachable/not-ready taints."""
     name = (node.get("metadata") or {}).get("name")
@@ -457,7 +481,7 @@ def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
                     node=name,
                 )
             )
-        elif cond.get("status") == "True" and (
+        elif _condition_is_bad(cond) and (
             gpu_hardware_fault(f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}")
             or _NODE_GPU_TEXT.search(f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}")
         ):
@@ -503,12 +527,18 @@ def log_error_lines(text: str, limit: int = 6) -> list[str]:
     return hits[-limit:]
 
 
+_GPU_TROUBLE = re.compile(
+    r"(?i)unspecified launch failure|cuda error|cudaerror|cuda_error_|illegal memory access|\bxid\b|\becc\b|"
+    r"gpu (?:is )?lost|fallen off|nccl (?:error|warn)|ncclunhandledcudaerror|no cuda-capable device|"
+    r"cuda driver version is insufficient|device-side assert"
+)
+
+
 def gpu_hardware_in_log(text: str) -> bool:
-    """Whether a log names a GPU fault worth reading the node for (hardware Xid, ECC, fallen off the bus,
-    the GPU stack, unspecified launch failure)."""
-    return bool(
-        gpu_hardware_fault(text) or _NODE_GPU_TEXT.search(text) or re.search(r"(?i)unspecified launch failure", text)
-    )
+    """Whether a log shows GPU trouble worth reading the node (and its events) for: a hardware Xid, ECC, a GPU
+    fallen off the bus, the GPU stack, or a CUDA/NCCL error that a node fault can cause. Reading the node
+    decides nothing by itself: only a hardware fault it reports is a signal."""
+    return bool(gpu_hardware_fault(text) or _NODE_GPU_TEXT.search(text) or _GPU_TROUBLE.search(text))
 
 
 def log_signals(text: str, *, source: str, pod: str, container: str, node: str | None = None) -> list[Signal]:

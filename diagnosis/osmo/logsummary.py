@@ -1,4 +1,6 @@
-"""Pure text digests: a task's logs (stage, error lines, last lines) and a template spec (explain).
+"""Pure text summaries: a task's logs (stage, error lines, last lines) and a template spec (explain).
+
+("Digest" means one thing in this product: the channel digest of failures, :mod:`diagnosis.digests`.)
 
 Log line format (osmo-api.md §6): ``YYYY/MM/DD HH:MM:SS [<task>] text``, ``[<task> retry-N]``,
 and OSMO's own ``[<task>][osmo] text`` for download/upload steps. The spec is the YAML of
@@ -14,9 +16,7 @@ from typing import Any
 
 import yaml
 
-_LINE = re.compile(
-    r"^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}) \[([^\]\s]+)(?: retry-(\d+))?\](\[osmo\])? ?(.*)$"
-)
+_LINE = re.compile(r"^(\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}) \[([^\]\s]+)(?: retry-(\d+))?\](\[osmo\])? ?(.*)$")
 ERROR_LINE = re.compile(
     r"Traceback \(most recent call last\)|\b\w*(?:Error|Exception)\b:|\bERROR\b|\bFATAL\b|\bfatal\b|"
     r"\bfailed\b|\bFAILED\b|Killed|Segmentation fault|core dumped|timed out|timeout|NCCL WARN|"
@@ -143,9 +143,7 @@ def _io(item: Any) -> str:
         parts = []
         for key, value in item.items():
             if isinstance(value, dict):
-                value = (
-                    value.get("name") or value.get("url") or ", ".join(f"{k}={v}" for k, v in value.items())
-                )
+                value = value.get("name") or value.get("url") or ", ".join(f"{k}={v}" for k, v in value.items())
             parts.append(f"{key} {value}")
         return "; ".join(parts)
     return str(item)
@@ -210,9 +208,17 @@ def summarize_spec(text: str) -> SpecSummary:
                 resource=t.get("resource"),
             )
         )
-    res = (
-        {str(k): v for k, v in resources.items() if isinstance(v, dict)}
-        if isinstance(resources, dict)
-        else {}
-    )
+    res = {str(k): v for k, v in resources.items() if isinstance(v, dict)} if isinstance(resources, dict) else {}
     return SpecSummary(wf.get("name") or doc.get("name"), tasks, res)
+
+
+def input_tasks(summary: SpecSummary, task: str) -> list[str]:
+    """Names of the tasks whose outputs ``task`` takes as inputs (``inputs: - task: <name>``)."""
+    names: list[str] = []
+    for t in summary.tasks:
+        if t.name != task:
+            continue
+        for item in t.inputs:
+            if item.startswith("task "):
+                names += [n.strip() for n in item[len("task ") :].split(";")[0].split(",") if n.strip()]
+    return names

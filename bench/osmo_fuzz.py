@@ -1,0 +1,557 @@
+"""Spec-valid OSMO answers through the real OSMO client and the CLI (issue 9 §2, OSMO half).
+
+A small generator builds JSON bodies from the OSMO service's own OpenAPI schemas
+(``../shared/reference/specs/osmo-openapi.json``): ``$ref``, ``anyOf``, ``enum``, ``required`` and
+optional properties, ``additionalProperties``, ``format: date-time``, nullable fields, numeric
+strings. Each round builds one small world (a workflow query, its ``/api/task`` list, a ``TaskEntry``
+per task, ``/api/pool_quota``, ``/api/resources``, and log/event/spec text), serves it from a loopback
+server, and runs ``workload-doctor diagnose --workflow ID --format json`` in-process (the real CLI:
+settings from the environment, the real :class:`~diagnosis.osmo.client.OsmoClient` over HTTP, the
+renderers). Names, pools and tasks are tied together in most rounds (still spec-valid: they are
+plain strings) so the diagnosis reaches the pool, node and task lookups instead of stopping early.
+
+Spec-valid rounds must exit 0 with no gap that blames the answer's shape (a model that rejects a
+spec-valid body) and no "unexpected" gap. Odd rounds (a 422, a proxy's HTML page with 200, a field of
+the wrong type, ``null`` list items) must exit 0 with a gap naming the endpoint (the workflow query
+itself may only exit 2: one line, no traceback). Nothing may exit 1.
+
+Usage: python bench/osmo_fuzz.py [--bodies 440] [--odd 60] [--seed 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import string
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC_PATH = ROOT.parent / "shared" / "reference" / "specs" / "osmo-openapi.json"
+
+#: The schemas of the endpoints a diagnosis reads (the answers to what the client asks: no ``summary``,
+#: no ``concise``, so ``/api/task`` is ``ListTaskResponse`` and ``/api/resources`` is ``ResourcesResponse``).
+ENDPOINTS = {
+    "workflow": "WorkflowQueryResponse",
+    "task_list": "ListTaskResponse",
+    "task_entry": "TaskEntry",
+    "pool_quota": "PoolResponse",
+    "resources": "ResourcesResponse",
+    "workflow_list": "src__service__core__workflow__objects__ListResponse",
+}
+
+_IDENT_WORDS = ("train", "eval", "prep", "render", "sdg", "policy", "sim", "h100", "gb200", "node", "pool")
+_WEIRD = ("", " ", "x", "名前", "a b", "a/b", "Ω≈ç√", "%2F", "..", "\u202e", "<script>", "null", "0", "`tick`")
+_NUMERIC = ("0", "8", "-1", "1.5", "1e3", "", "abc", "99999999999999999999", "NaN", "inf", "-0", " 4 ")
+_NUMERIC_KEYS = frozenset(
+    {"quota_used", "quota_free", "quota_limit", "total_usage", "total_capacity", "total_free", "gpu", "cpu"}
+)
+_NAME_KEYS = frozenset(
+    {"name", "task_name", "hostname", "pool", "workflow_id", "node", "node_name", "backend", "user", "submitted_by"}
+)
+_FREE_KEYS = ("gpu", "cpu", "memory", "storage", "pool/platform", "node", "nvidia.com/gpu", "ephemeral-storage")
+_LOG_LINES = (
+    "[{t}] step 10/100 loss 2.31",
+    "[{t}][osmo] Downloading Start",
+    "[{t}][osmo] All Inputs Gathered",
+    "[{t}] Traceback (most recent call last):",
+    '[{t}]   File "train.py", line 3, in <module>',
+    "[{t}] RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "[{t}] /tmp/entry.sh: line 3:    57 Killed                  python -u run.py",
+    "[{t}] NCCL WARN Watchdog caught collective operation timeout",
+    "[{t}][osmo] Upload Start",
+    "[{t}][osmo] Upload Failed: AccessDenied writing s3://bucket/out",
+    "[{t}][osmo] All Outputs Uploaded",
+    "[{t}] ValueError: bad `config` value",
+    "raw DUMP line without a prefix",
+    "[{t} retry-1] restarted",
+)
+_EVENT_LINES = (
+    "{d} [{t}] PodScheduled: False, Reason: Unschedulable, Message: 0/12 nodes are available: 12 Insufficient "
+    "nvidia.com/gpu.",
+    "{d} [{t}] FailedScheduling: 0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector.",
+    '{d} [{t}] Failed: Failed to pull image "nvcr.io/x/y:1": not found',
+    "{d} [{t}] Evicted: The node was low on resource: memory.",
+    "{d} [{t}] OOMKilling: Memory cgroup out of memory",
+    "{d} [{t}] Started: Started container {t}",
+    "{d} garbage without a task",
+)
+
+
+class SchemaGen:
+    """Random JSON values valid for the spec's JSON schemas (OpenAPI 3.1 subset used by OSMO)."""
+
+    def __init__(self, spec: dict[str, Any], rng: random.Random) -> None:
+        self.schemas: dict[str, Any] = spec["components"]["schemas"]
+        self.rng = rng
+
+    def body(self, name: str) -> Any:
+        return self.value({"$ref": f"#/components/schemas/{name}"}, key="", depth=0)
+
+    def value(self, schema: dict[str, Any], key: str, depth: int) -> Any:
+        rng = self.rng
+        if "$ref" in schema:
+            return self.value(self.schemas[schema["$ref"].rsplit("/", 1)[-1]], key, depth)
+        for combo in ("anyOf", "oneOf"):
+            if combo in schema:
+                options = schema[combo]
+                nulls = [o for o in options if o.get("type") == "null"]
+                if nulls and rng.random() < 0.3:
+                    return None
+                rest = [o for o in options if o.get("type") != "null"] or options
+                return self.value(rng.choice(rest), key, depth)
+        if "allOf" in schema:
+            merged: dict[str, Any] = {}
+            for part in schema["allOf"]:
+                merged.update(self.schemas[part["$ref"].rsplit("/", 1)[-1]] if "$ref" in part else part)
+            return self.value(merged, key, depth)
+        if "enum" in schema:
+            return rng.choice(schema["enum"])
+        if "const" in schema:
+            return schema["const"]
+        kind = schema.get("type")
+        if kind is None:
+            kind = "object" if "properties" in schema else None
+        if kind is None:
+            return self.anything(depth)
+        if isinstance(kind, list):
+            kind = rng.choice(kind)
+        return getattr(self, f"_{kind}")(schema, key, depth)
+
+    def _null(self, schema: dict[str, Any], key: str, depth: int) -> None:
+        return None
+
+    def _boolean(self, schema: dict[str, Any], key: str, depth: int) -> bool:
+        return self.rng.random() < 0.5
+
+    def _integer(self, schema: dict[str, Any], key: str, depth: int) -> int:
+        return self.rng.choice((0, 1, -1, 2, 8, 137, 3000, 2012, 4000, 2**31, -(2**53), self.rng.randint(-10, 10**6)))
+
+    def _number(self, schema: dict[str, Any], key: str, depth: int) -> float | int:
+        return self.rng.choice((0, 0.0, 1.5, -1.0, 64, 3600.0, 1e308, -1e-300, self.rng.uniform(-1e6, 1e7)))
+
+    def _string(self, schema: dict[str, Any], key: str, depth: int) -> str:
+        rng = self.rng
+        if schema.get("format") == "date-time":
+            return self.date_time()
+        if key in _NUMERIC_KEYS:
+            return rng.choice(_NUMERIC)
+        if key in _NAME_KEYS and rng.random() < 0.85:
+            return self.ident()
+        if rng.random() < 0.5:
+            return rng.choice(_WEIRD)
+        return "".join(rng.choice(string.printable) for _ in range(rng.randint(0, 40)))
+
+    def _array(self, schema: dict[str, Any], key: str, depth: int) -> list[Any]:
+        n = self.rng.randint(0, 3 if depth < 4 else 1)
+        items = [self.value(schema.get("items") or {}, key, depth + 1) for _ in range(n)]
+        if schema.get("uniqueItems"):
+            unique: dict[str, Any] = {}
+            for item in items:
+                unique.setdefault(json.dumps(item, sort_keys=True), item)
+            items = list(unique.values())
+        return items
+
+    def _object(self, schema: dict[str, Any], key: str, depth: int) -> dict[str, Any]:
+        rng = self.rng
+        props: dict[str, Any] = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        out: dict[str, Any] = {}
+        for name, sub in props.items():
+            if name in required or rng.random() < 0.6:
+                out[name] = self.value(sub, name, depth + 1)
+        extra = schema.get("additionalProperties", True if not props else False)
+        if extra is not False:
+            for _ in range(rng.randint(0, 3 if not props else 1)):
+                name = rng.choice(_FREE_KEYS) if not props and rng.random() < 0.7 else self.ident()
+                if name in out:
+                    continue
+                if isinstance(extra, dict):
+                    out[name] = self.value(extra, name, depth + 1)
+                elif name == "pool/platform" and rng.random() < 0.7:
+                    out[name] = [f"{self.ident()}/{self.ident()}" for _ in range(rng.randint(0, 2))]
+                else:
+                    out[name] = self.anything(depth + 1, name)
+        return out
+
+    def anything(self, depth: int, key: str = "") -> Any:
+        """Any JSON value (``additionalProperties: true``, an untyped schema)."""
+        rng = self.rng
+        pick = rng.randrange(8 if depth < 3 else 5)
+        if pick == 0:
+            return None
+        if pick == 1:
+            return rng.random() < 0.5
+        if pick == 2:
+            return rng.choice((0, 8, -1, 2**40, 1.5, 1e308))
+        if pick in (3, 4):
+            return rng.choice(_NUMERIC + _WEIRD)
+        if pick == 5:
+            return [self.anything(depth + 1) for _ in range(rng.randint(0, 2))]
+        return {self.ident(): self.anything(depth + 1) for _ in range(rng.randint(0, 2))}
+
+    def ident(self) -> str:
+        rng = self.rng
+        return f"{rng.choice(_IDENT_WORDS)}-{rng.randint(0, 99)}"
+
+    def date_time(self) -> str:
+        rng = self.rng
+        year = rng.choice((2026, 2026, 2026, 1970, 2000, 2099, 1, 9999))
+        base = f"{year:04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:" + (
+            f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
+        )
+        frac = rng.choice(("", ".5", ".123456", ".123456789"))
+        zone = rng.choice(("", "", "Z", "+00:00", "-07:00", "+14:00", "-23:59"))
+        return base + frac + zone
+
+
+# -- worlds -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    """What the loopback server answers in one round (``raw`` overrides an endpoint with bytes)."""
+
+    workflow: Any = None
+    task_list: Any = None
+    task_entries: dict[str, Any] = field(default_factory=dict)
+    pool_quota: Any = None
+    resources: Any = None
+    workflow_list: Any = None
+    logs: str = ""
+    events: str = ""
+    spec: str = ""
+    raw: dict[str, tuple[int, str, bytes]] = field(default_factory=dict)
+    hits: Counter[str] = field(default_factory=Counter)
+
+
+_STATUS_BIAS = (
+    ["PENDING"] * 26 + ["WAITING"] * 2 + ["RUNNING", "COMPLETED"] * 2
+    + ["FAILED", "FAILED", "FAILED_EVICTED", "FAILED_IMAGE_PULL", "FAILED_CANCELED", "FAILED_PREEMPTED",
+       "FAILED_EXEC_TIMEOUT", "FAILED_SERVER_ERROR", "FAILED_BACKEND_ERROR", "FAILED_START_ERROR"]
+)  # fmt: skip
+
+
+def make_world(gen: SchemaGen, rng: random.Random) -> World:
+    """One spec-valid world; names tied together in most rounds (the ties keep it spec-valid)."""
+    w = World()
+    wf = gen.body(ENDPOINTS["workflow"])
+    # A name with "/" cannot be one path segment on any server (the service could never answer for it).
+    wf["name"] = str(wf["name"]).replace("/", "-")
+    if rng.random() < 0.9:
+        wf["status"] = rng.choice(_STATUS_BIAS)
+    if wf["status"] in ("PENDING", "WAITING") and rng.random() < 0.95:
+        wf["pool"] = gen.ident()
+    w.workflow = wf
+    tasks = [t for g in wf.get("groups") or [] for t in g.get("tasks") or []]
+    names = [t["name"] for t in tasks]
+    listing = gen.body(ENDPOINTS["task_list"])
+    if names and rng.random() < 0.7:
+        for item, name in zip(listing["tasks"], names, strict=False):
+            item["task_name"], item["workflow_id"] = name, wf["name"]
+        if len(listing["tasks"]) < len(names) and rng.random() < 0.5:
+            listing["tasks"] = []  # the per-task fallback (TaskEntry) is read too
+    w.task_list = listing
+    for name in names:
+        entry = gen.body(ENDPOINTS["task_entry"])
+        entry["task_name"], entry["workflow_id"] = name, wf["name"]
+        w.task_entries[name] = entry
+    pool = wf.get("pool")
+    w.pool_quota = gen.body(ENDPOINTS["pool_quota"])
+    if pool and rng.random() < 0.7:
+        pools = [p for ns in w.pool_quota["node_sets"] for p in ns["pools"]]
+        if pools:
+            rng.choice(pools)["name"] = pool
+        else:
+            w.pool_quota["node_sets"].append({"pools": [{**gen.body("PoolResourceUsage"), "name": pool}]})
+    w.resources = gen.body(ENDPOINTS["resources"])
+    if pool and rng.random() < 0.7:
+        for node in w.resources["resources"]:
+            node["pool_platform_labels"] = {pool: ["p"]}
+            if rng.random() < 0.6:
+                node["platform_allocatable_fields"] = {pool: {"p": {"gpu": rng.choice((0, 4, 8, "8", -1, 2.5))}}}
+            node["usage_fields"] = {"gpu": rng.choice((0, 2, "6", None, "x"))}
+    w.workflow_list = gen.body(ENDPOINTS["workflow_list"])
+    line_tasks = names or ["t"]
+    w.logs = "".join(
+        f"2026/11/28 10:{i // 60 % 60:02d}:{i % 60:02d} "
+        + rng.choice(_LOG_LINES).format(t=rng.choice(line_tasks))
+        + "\n"
+        for i in range(rng.randint(0, 30))
+    )
+    w.events = "".join(
+        rng.choice(_EVENT_LINES).format(d="2026-11-28 10:00:00+00:00", t=rng.choice(line_tasks)) + "\n"
+        for _ in range(rng.randint(0, 8))
+    )
+    w.spec = rng.choice(
+        (
+            "",
+            "workflow:\n  name: x\n  tasks:\n  - name: {t}\n    image: i\n    inputs:\n    - task: {u}\n",
+            "{{not yaml: [",
+            "- just\n- a list\n",
+        )
+    ).format(t=rng.choice(line_tasks), u=rng.choice(line_tasks))
+    return w
+
+
+#: Odd answers (not spec-valid, as a proxy or a validation error gives them), one endpoint per round.
+ODDITIES: tuple[tuple[str, str, tuple[int, str, bytes] | None], ...] = (
+    ("pool_quota", "422", (422, "application/json", b'{"detail":[{"loc":["query","pools"],"msg":"bad","type":"x"}]}')),
+    ("pool_quota", "html", (200, "text/html", b"<html><body>Proxy login</body></html>")),
+    ("pool_quota", "wrong type", (200, "application/json", b'{"node_sets": "none", "resource_sum": 5}')),
+    ("pool_quota", "null", (200, "application/json", b"null")),
+    ("resources", "422", (422, "application/json", b'{"detail":[{"loc":["query"],"msg":"bad","type":"x"}]}')),
+    ("resources", "html", (200, "text/html", b"<!doctype html><title>502</title>")),
+    ("resources", "wrong type", (200, "application/json", b'{"resources": {"hostname": 1}}')),
+    ("resources", "null items", (200, "application/json", b'{"resources": [null, 7, {"taints": []}]}')),
+    ("resources", "per-pool shape", (200, "application/json", b'{"pools": []}')),
+    ("task_list", "422", (422, "application/json", b'{"detail":[{"loc":["query","limit"],"msg":"bad","type":"x"}]}')),
+    ("task_list", "html", (200, "text/html", b"<html>Sign in</html>")),
+    ("task_list", "null items", (200, "application/json", b'{"tasks": [null, {"task_name": 5}, "x"]}')),
+    ("task_list", "list body", (200, "application/json", b"[1, 2]")),
+    (
+        "task_entry",
+        "422",
+        (422, "application/json", b'{"detail":[{"loc":["path","task_name"],"msg":"bad","type":"x"}]}'),
+    ),
+    ("task_entry", "html", (200, "text/html", b"<html>oops</html>")),
+    ("task_entry", "wrong type", (200, "application/json", b'{"task_name": {"a": 1}, "gpu": []}')),
+    ("logs", "422", (422, "application/json", b'{"detail":[{"loc":["query","last_n_lines"],"msg":"bad","type":"x"}]}')),
+    ("events", "404", (404, "application/json", b'{"detail":"Not Found"}')),
+    ("spec", "422", (422, "application/json", b'{"detail":[]}')),
+    ("workflow", "html", (200, "text/html", b"<html>proxy</html>")),
+    ("workflow", "wrong type", (200, "application/json", b'{"name": 5, "groups": "x"}')),
+    ("workflow", "422", (422, "application/json", b'{"detail":[{"loc":["query","verbose"],"msg":"bad","type":"x"}]}')),
+)
+#: Words of the gap ``what`` that name each endpoint.
+GAP_NAMES = {
+    "pool_quota": "/api/pool_quota",
+    "resources": "/api/resources",
+    "task_list": "/api/task",
+    "task_entry": "/task/",
+    "logs": "logs",
+    "events": "events",
+    "spec": "spec",
+}
+
+
+# -- loopback server --------------------------------------------------------------------------------
+
+
+class FuzzServer:
+    """A loopback OSMO imitation answering from the current :class:`World` (any bearer is accepted)."""
+
+    def __init__(self) -> None:
+        self.world = World()
+        self.url = ""
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def app(self) -> Any:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Route
+
+        def answer(kind: str, body: Any, text: bool = False) -> Response:
+            world = self.world
+            world.hits[kind] += 1
+            if kind in world.raw:
+                status, ctype, data = world.raw[kind]
+                return Response(data, status_code=status, media_type=ctype)
+            if text:
+                return Response(str(body), media_type="text/plain; charset=utf-8")
+            return JSONResponse(body)
+
+        async def token(request: Request) -> Response:
+            return JSONResponse({"token": "fuzz.jwt.token", "expires_at": int(time.time()) + 300, "error": None})
+
+        async def workflow(request: Request) -> Response:
+            return answer("workflow", self.world.workflow)
+
+        async def task_entry(request: Request) -> Response:
+            entry = self.world.task_entries.get(request.path_params["task"])
+            if entry is None and "task_entry" not in self.world.raw:
+                return JSONResponse({"message": "Task is not found.", "error_code": "DATABASE"}, status_code=400)
+            return answer("task_entry", entry)
+
+        routes = [
+            Route("/api/auth/jwt/access_token", token, methods=["POST"]),
+            Route("/api/workflow", lambda r: answer("workflow_list", self.world.workflow_list)),
+            Route("/api/workflow/{name}", workflow),
+            Route("/api/workflow/{name}/logs", lambda r: answer("logs", self.world.logs, text=True)),
+            Route("/api/workflow/{name}/events", lambda r: answer("events", self.world.events, text=True)),
+            Route("/api/workflow/{name}/spec", lambda r: answer("spec", self.world.spec, text=True)),
+            Route("/api/workflow/{name}/task/{task}", task_entry),
+            Route("/api/task", lambda r: answer("task_list", self.world.task_list)),
+            Route("/api/pool_quota", lambda r: answer("pool_quota", self.world.pool_quota)),
+            Route("/api/resources", lambda r: answer("resources", self.world.resources)),
+        ]
+        return Starlette(routes=routes)
+
+    def __enter__(self) -> FuzzServer:
+        import uvicorn
+
+        config = uvicorn.Config(self.app(), host="127.0.0.1", port=0, log_level="error", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="osmo-fuzz", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("fuzz server did not start")
+            time.sleep(0.01)
+        self.url = f"http://127.0.0.1:{self._server.servers[0].sockets[0].getsockname()[1]}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+# -- runs -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    """What a run saw: rounds, bodies served per endpoint, exit codes, and every problem found."""
+
+    rounds: int = 0
+    odd_rounds: int = 0
+    odd_gaps: int = 0  # odd answers that were read and came back as a named gap
+    bodies: Counter[str] = field(default_factory=Counter)
+    exits: Counter[int] = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    crashes: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def bodies_tried(self) -> int:
+        return sum(self.bodies.values())
+
+    def summary(self) -> str:
+        per = ", ".join(f"{k} {v}" for k, v in sorted(self.bodies.items()))
+        return (
+            f"OSMO spec fuzz: {self.rounds} spec-valid rounds + {self.odd_rounds} odd rounds through the CLI "
+            f"({self.odd_gaps} odd answers read, each a named gap); "
+            f"bodies tried {self.bodies_tried} ({per}); crashes: {self.crashes}, exit 1: {self.exits.get(1, 0)}, "
+            f"exit 2: {self.exits.get(2, 0)} (odd workflow answers only), problems: {len(self.problems)}; "
+            f"outcomes {dict(sorted(self.outcomes.items()))}"
+        )
+
+
+def _question(world: World, rng: random.Random) -> tuple[list[str], str]:
+    """CLI arguments for this round and what kind of question they ask."""
+    wid = str(world.workflow.get("name"))
+    pick = rng.random()
+    if pick < 0.05:
+        return ["list recent workflows"], "list"
+    if pick < 0.1:
+        return [f"what does {wid} do", "--workflow", wid], "explain"
+    return [f"why did {wid} fail", "--workflow", wid], "diagnose"
+
+
+def run_round(server: FuzzServer, world: World, args: list[str], odd: str | None, figures: Figures) -> None:
+    """One CLI run against ``world``; records exit codes, outcomes, served bodies and problems."""
+    from typer.testing import CliRunner
+
+    from bot.cli import app
+
+    server.world = world
+    env = {"OSMO_URL": server.url, "OSMO_TOKEN": "fuzz-access-token", "RUNAI_BASE_URL": "", "KUBECONFIG": ""}
+    env |= {"RUNAI_CLIENT_ID": "", "RUNAI_CLIENT_SECRET": "", "WD_DEADLINE": "20", "WD_REQUEST_TIMEOUT": "5"}
+    result = CliRunner().invoke(app, ["diagnose", *args, "--format", "json"], env=env, catch_exceptions=True)
+    code = result.exit_code
+    figures.exits[code] += 1
+    for kind, n in world.hits.items():
+        if kind not in world.raw:
+            figures.bodies[kind] += n
+    tag = f"[{odd or 'valid'}] {' '.join(args)[:60]}"
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        figures.crashes += 1
+        figures.problems.append(f"{tag}: crash {type(result.exception).__name__}: {result.exception}")
+        return
+    if code == 1:
+        figures.problems.append(f"{tag}: exit 1: {(result.stderr or result.output)[-300:]}")
+        return
+    if code == 2:
+        if not (odd or "").startswith("workflow"):
+            figures.problems.append(f"{tag}: exit 2: {(result.stderr or result.output)[-300:]}")
+        return
+    try:
+        data = json.loads(result.stdout)
+    except ValueError:
+        figures.problems.append(f"{tag}: stdout is not JSON: {result.stdout[:200]}")
+        return
+    figures.outcomes[str(data.get("outcome"))] += 1
+    gaps = [f"{g.get('what')}: {g.get('why')}" for g in data.get("gaps") or []]
+    for gap in gaps:
+        if "unexpected" in gap or (odd is None and "could not be used" in gap):
+            figures.problems.append(f"{tag}: gap {gap[:300]}")
+    if odd is not None:
+        kind = odd.split(":", 1)[0]
+        if world.hits.get(kind):
+            if any(GAP_NAMES[kind] in g for g in gaps):
+                figures.odd_gaps += 1
+            else:
+                figures.problems.append(f"{tag}: {odd} was read but no gap names it; gaps: {gaps}")
+
+
+def run(bodies: int = 440, odd: int = 60, seed: int = 9) -> Figures:
+    """``bodies`` spec-valid rounds and ``odd`` odd ones (cycling through :data:`ODDITIES`)."""
+    spec = json.loads(SPEC_PATH.read_text())
+    rng = random.Random(seed)
+    gen = SchemaGen(spec, rng)
+    figures = Figures()
+    with FuzzServer() as server:
+        for _ in range(bodies):
+            world = make_world(gen, rng)
+            args, _kind = _question(world, rng)
+            figures.rounds += 1
+            run_round(server, world, args, None, figures)
+        for i in range(odd):
+            kind, label, raw = ODDITIES[i % len(ODDITIES)]
+            world = make_world(gen, rng)
+            world.workflow["status"] = "PENDING" if kind in ("pool_quota", "resources") else "FAILED"
+            if kind in ("pool_quota", "resources"):
+                world.workflow["pool"] = world.workflow.get("pool") or "pool-1"
+            if kind == "task_entry":
+                world.task_list = {"tasks": []}
+                if not world.task_entries:
+                    group = {"name": "g", "status": "FAILED", "tasks": [copy.deepcopy(_TASK)]}
+                    world.workflow["groups"] = [group]
+                    world.task_entries["t0"] = {}
+            assert raw is not None
+            world.raw[kind] = raw
+            figures.odd_rounds += 1
+            wid = str(world.workflow.get("name"))
+            run_round(server, world, [f"why did {wid} fail", "--workflow", wid], f"{kind}: {label}", figures)
+    return figures
+
+
+_TASK = {"name": "t0", "retry_id": 0, "status": "FAILED", "logs": "", "events": "", "pod_name": "p", "task_uuid": "u"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bodies", type=int, default=440, help="spec-valid rounds")
+    parser.add_argument("--odd", type=int, default=60, help="rounds with one odd answer")
+    parser.add_argument("--seed", type=int, default=9)
+    opts = parser.parse_args()
+    t0 = time.perf_counter()
+    figures = run(opts.bodies, opts.odd, opts.seed)
+    print(figures.summary() + f"; {time.perf_counter() - t0:.1f} s")
+    for problem in figures.problems[:40]:
+        print("  " + problem)
+    raise SystemExit(1 if figures.problems or figures.crashes or figures.exits.get(1) else 0)
+
+
+if __name__ == "__main__":
+    main()

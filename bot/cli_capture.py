@@ -1,0 +1,98 @@
+"""``workload-doctor capture``: turn a real failure into a snapshot case (:mod:`diagnosis.capture`).
+
+It asks the configured backends (``RUNAI_*``, ``KUBECONFIG``, ``OSMO_*``; read-only, as ``diagnose``),
+records every response the diagnosis read, and writes them, redacted, as a ``snapshot/1`` file whose
+``ask`` is the question and whose ``expect`` is today's answer. ``diagnose --snapshot FILE`` replays it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from bot.cli import IntentOpt, UserError, backends_for, build_question, run_guarded
+from diagnosis.capture import capture_world
+from diagnosis.logs import setup_logging
+from diagnosis.question import Question
+from diagnosis.units import parse_time
+
+
+def capture_cmd(
+    question: Annotated[
+        str | None, typer.Argument(help='Free text as a person would ask, e.g. "why did train-7 fail?" (optional).')
+    ] = None,
+    cluster_id: Annotated[
+        str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID, or its exact name.")
+    ] = None,
+    workload_id: Annotated[str | None, typer.Option("--workload-id", help="Run:ai workload UUID (Option A).")] = None,
+    workload: Annotated[
+        str | None, typer.Option("--workload", help="Workload name (Option B, with --project).")
+    ] = None,
+    project: Annotated[str | None, typer.Option("--project", help="Run:ai project name.")] = None,
+    intent: Annotated[
+        IntentOpt | None, typer.Option("--intent", help="terminal (past failure) or current symptom.")
+    ] = None,
+    lookback: Annotated[str | None, typer.Option("--lookback", help="Recurrence window, e.g. 7d, 36h.")] = None,
+    workflow: Annotated[str | None, typer.Option("--workflow", help="OSMO workflow ID.")] = None,
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="Write the snapshot here (default: standard output).")
+    ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option("--now", help="Diagnose as of this RFC 3339 time (default: now); it becomes the snapshot's now."),
+    ] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+) -> None:
+    """Diagnose one workload or workflow and write every response it read as a redacted snapshot."""
+    setup_logging(logging.DEBUG if debug else logging.WARNING)
+    ask: dict[str, Any] = {
+        "text": question,
+        "cluster_id": cluster_id,
+        "workload_id": workload_id,
+        "workload_name": workload,
+        "project": project,
+        "intent": intent.value if intent else None,
+        "lookback": lookback,
+        "workflow_id": workflow,
+    }
+
+    def run() -> dict[str, Any]:
+        clock = _clock(now)
+        with backends_for(None) as (backends, _):
+            backends.now = lambda: clock
+            q = build_question(Question.model_validate({k: v for k, v in ask.items() if v is not None}), {})
+            snapshot, _report = asyncio.run(capture_world(q, ask, backends))
+        if output:
+            Path(output).write_text(json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        else:
+            sys.stdout.write(json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n")
+        expect = snapshot["expect"]
+        verdict = expect["outcome"] + (f" {expect['category']}" if expect.get("category") else "")
+        where = output or "standard output"
+        typer.echo(f"captured {snapshot['id']} ({verdict}) to {where}", err=True)
+        return snapshot
+
+    run_guarded(run, debug)
+
+
+def _clock(raw: str | None) -> datetime:
+    """The diagnosis clock: ``--now`` or the current time, in whole seconds (the snapshot's ``now`` holds it
+    exactly)."""
+    if raw is None:
+        return datetime.now(UTC).replace(microsecond=0)
+    parsed = parse_time(raw)
+    if parsed is None:
+        raise UserError(f"--now {raw!r} is not an RFC 3339 time")
+    return parsed.astimezone(UTC).replace(microsecond=0)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``capture`` to the main CLI."""
+    app.command("capture")(capture_cmd)

@@ -1,0 +1,365 @@
+"""Digests: which Run:ai workloads and OSMO workflows failed in a window, grouped by diagnosed cause.
+
+The model and the pure parts (window, counting, grouping, text) live here; the listers that fetch
+failures and classify each with the same core as ``/diagnose`` are ``diagnosis.runai.digest_source``
+and ``diagnosis.osmo.digest_source``. Rules: FORMAT.md "Digests" (what is a failure, counting, output).
+
+Every string is sanitized when the model is built (the same ``_Sanitized`` base as reports).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, Protocol
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from diagnosis.question import QuestionError
+from diagnosis.report import Gap, _Sanitized
+
+_SINCE = re.compile(r"^\s*(\d+)\s*([mhd])\s*$", re.I)
+DEFAULT_SINCE = "24h"
+MAX_SINCE = timedelta(days=90)
+
+
+class DigestAsk(BaseModel):
+    """A digest question (FORMAT.md "Digests" ``ask``): ``None`` scope keys filter nothing."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: Literal["digest"] = "digest"
+    cluster_id: str | None = None
+    projects: list[str] | None = None
+    pools: list[str] | None = None
+    since: str | None = DEFAULT_SINCE
+    text: str | None = None
+
+    def since_delta(self) -> timedelta:
+        return parse_since(self.since)
+
+
+def parse_since(value: str | None) -> timedelta:
+    """``"24h"`` -> 24 hours: a whole number and ``m``, ``h`` or ``d``; default 24h. Raises :class:`QuestionError`."""
+    if value is None or not str(value).strip():
+        return timedelta(hours=24)
+    m = _SINCE.match(str(value))
+    if not m or int(m.group(1)) <= 0:
+        raise QuestionError(f"bad digest window {value!r}: use a whole number and m, h or d, like 90m, 24h or 7d")
+    n, unit = int(m.group(1)), m.group(2).lower()
+    delta = {"m": timedelta(minutes=n), "h": timedelta(hours=n), "d": timedelta(days=n)}[unit]
+    if delta > MAX_SINCE:
+        raise QuestionError(f"bad digest window {value!r}: at most 90 days")
+    return delta
+
+
+def since_label(delta: timedelta) -> str:
+    """A window length in the ``since`` syntax, rounded down to whole minutes (``26h``, ``90m``, ``7d``)."""
+    minutes = max(1, int(delta.total_seconds() // 60))
+    if minutes % 1440 == 0:
+        return f"{minutes // 1440}d"
+    if minutes % 60 == 0:
+        return f"{minutes // 60}h"
+    return f"{minutes}m"
+
+
+def in_window(at: datetime | None, start: datetime, end: datetime) -> bool:
+    """Both ends included, compared as instants (FORMAT.md)."""
+    return at is not None and start <= at <= end
+
+
+class DigestItem(_Sanitized):
+    """One failure: ``system``, ``name`` (workload name or workflow ID), ``id`` (workload id or workflow uuid),
+    ``project`` (Run:ai) or ``pool`` (OSMO), ``at`` (phaseUpdatedAt / end_time, UTC), the ``category`` its
+    single diagnosis gives, the one-line ``verdict`` (that diagnosis's headline), ``recurring`` (two or more
+    occurrences of its category inside the window), and its ``cluster_id`` (Run:ai)."""
+
+    system: Literal["runai", "osmo"]
+    name: str
+    id: str
+    project: str | None = None
+    pool: str | None = None
+    cluster_id: str | None = None
+    at: datetime
+    category: str
+    verdict: str
+    recurring: bool = False
+    user: str | None = None
+    node: str | None = None
+    image: str | None = None
+    gpu_hours: float | None = None  # GPUs x hours from the last Running phase to the failure, when both are known
+
+
+def family(name: str) -> str:
+    """A failure family's workload part: the name without its trailing run number (``bert-ft-7`` -> ``bert-ft``)."""
+    return re.sub(r"[-_.]?\d+$", "", name) or name
+
+
+class RowCache(Protocol):
+    """Where digest rows are kept between digests (the bot's Redis): one JSON value per key."""
+
+    async def get(self, key: str) -> Any: ...
+
+    async def put(self, key: str, value: Any) -> None: ...
+
+
+class DigestGroup(_Sanitized):
+    category: str
+    count: int
+    items: list[DigestItem] = Field(default_factory=list)
+
+
+class Digest(_Sanitized):
+    """One digest (FORMAT.md "Output"): totals, ``by_category`` (absent means 0), ``recurring`` names, groups
+    largest first (ties by name) with items newest first, and what could not be seen."""
+
+    start: datetime
+    end: datetime
+    since: str
+    cluster_ids: list[str] = Field(default_factory=list)
+    cluster_names: list[str] = Field(default_factory=list)
+    projects: list[str] | None = None
+    pools: list[str] | None = None
+    systems: list[str] = Field(default_factory=list)
+    failed: int = 0
+    by_category: dict[str, int] = Field(default_factory=dict)
+    recurring: list[str] = Field(default_factory=list)
+    groups: list[DigestGroup] = Field(default_factory=list)
+    gaps: list[Gap] = Field(default_factory=list)
+    #: names of failures whose family (name without run number, plus category) an earlier digest of the same
+    #: channel already reported (kept by the bot, 14 days per channel); not the same idea as ``recurring``
+    seen_before: list[str] = Field(default_factory=list)
+    #: failures in the channel's previous digest of the same schedule, when known
+    previous_failed: int | None = None
+
+    @property
+    def gpu_hours(self) -> tuple[float, int]:
+        """(GPU-hours lost over the failures whose GPUs and run time are known, how many of them)."""
+        known = [i.gpu_hours for g in self.groups for i in g.items if i.gpu_hours is not None]
+        return sum(known), len(known)
+
+
+def build_digest(
+    items: Sequence[DigestItem],
+    *,
+    start: datetime,
+    end: datetime,
+    since: str,
+    gaps: Sequence[Gap] = (),
+    cluster_ids: Sequence[str] = (),
+    cluster_names: Sequence[str] = (),
+    projects: Sequence[str] | None = None,
+    pools: Sequence[str] | None = None,
+    systems: Sequence[str] = (),
+) -> Digest:
+    """Count and group ``items`` (pure). Each item counts once, in exactly one category."""
+    unique: dict[tuple[str, str], DigestItem] = {}
+    for item in items:
+        unique.setdefault((item.system, item.id), item)
+    counts = Counter(item.category for item in unique.values())
+    by_cat: dict[str, list[DigestItem]] = defaultdict(list)
+    for item in unique.values():
+        by_cat[item.category].append(item)
+    groups = [
+        DigestGroup(
+            category=cat,
+            count=len(members),
+            items=sorted(members, key=lambda i: (i.at, i.name), reverse=True),
+        )
+        for cat, members in sorted(by_cat.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
+    recurring = sorted({i.name for i in unique.values() if i.recurring and i.system == "runai"})
+    return Digest(
+        start=start,
+        end=end,
+        since=since,
+        cluster_ids=list(cluster_ids),
+        cluster_names=list(cluster_names),
+        projects=list(projects) if projects is not None else None,
+        pools=list(pools) if pools is not None else None,
+        systems=list(systems),
+        failed=len(unique),
+        by_category=dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        recurring=recurring,
+        groups=groups,
+        gaps=list(gaps),
+    )
+
+
+def _fmt(at: datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def scope_text(digest: Digest) -> str:
+    """``cluster dgx-prod, projects nlp, speech`` (what was scanned)."""
+    parts: list[str] = []
+    if "runai" in digest.systems:
+        clusters = digest.cluster_names or digest.cluster_ids
+        parts.append(
+            ("cluster " if len(clusters) == 1 else "clusters ") + ", ".join(clusters) if clusters else "every cluster"
+        )
+        parts.append("projects " + ", ".join(digest.projects) if digest.projects else "every project")
+    if "osmo" in digest.systems:
+        parts.append("OSMO pools " + ", ".join(digest.pools) if digest.pools else "every OSMO pool")
+    return "; ".join(parts)
+
+
+def top_text(items: Sequence[DigestItem]) -> str:
+    """``top project nlp (3), node dgx-04 (2), image img:1 (2), submitter alice (2)``: the most frequent value of
+    each, shown when it is known for at least one item."""
+    parts = []
+    for label, values in (
+        ("project", [i.project for i in items]),
+        ("pool", [i.pool for i in items]),
+        ("node", [i.node for i in items]),
+        ("image", [i.image for i in items]),
+        ("submitter", [i.user for i in items]),
+    ):
+        known = Counter(v for v in values if v)
+        if known:
+            value, count = known.most_common(1)[0]
+            parts.append(f"{label} {value} ({count})")
+    return ("top " + ", ".join(parts)) if parts else ""
+
+
+def totals_text(digest: Digest) -> str:
+    """``18 failed: 1 recurring, 2 seen before; 312.5 GPU-hours lost (14 of 18 known); previous digest 12``."""
+    recurring = sum(1 for g in digest.groups for i in g.items if i.recurring)
+    text = f"{digest.failed} failed: {recurring} recurring, {len(digest.seen_before)} seen before"
+    hours, known = digest.gpu_hours
+    if known:
+        text += f"; {hours:.1f} GPU-hours lost ({known} of {digest.failed} known)"
+    if digest.previous_failed is not None:
+        text += f"; previous digest {digest.previous_failed} ({digest.failed - digest.previous_failed:+d})"
+    return text
+
+
+def render_digest_text(digest: Digest) -> str:
+    """The plain-text digest: totals, one line per category with its count, recurring workloads, the rows."""
+    window = f"{_fmt(digest.start)} to {_fmt(digest.end)} (last {digest.since})"
+    out = [f"DIGEST: {digest.failed} failure(s), {window}", f"Scope: {scope_text(digest)}", ""]
+    if digest.failed == 0:
+        out += [f"No failure was found in that window and scope ({scope_text(digest)}).", ""]
+    else:
+        out.append(totals_text(digest))
+        out.append("")
+        out.append("By cause:")
+        for group in digest.groups:
+            top = top_text(group.items)
+            out.append(f"  - {group.category}: {group.count}" + (f" ({top})" if top else ""))
+        out.append("")
+        if digest.recurring:
+            out += [f"Recurring (2+ failures of one cause in the window): {', '.join(digest.recurring)}", ""]
+        for group in digest.groups:
+            out.append(f"{group.category} ({group.count}):")
+            for item in group.items:
+                where = f"project {item.project}" if item.system == "runai" else f"pool {item.pool}"
+                out.append(f"  - {item.name} ({where}, {_fmt(item.at)}): {item.verdict}")
+            out.append("")
+    if digest.gaps:
+        out.append("Could not see:")
+        out += [f"  - {g.what}: {g.why}" for g in digest.gaps]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def digest_json(digest: Digest, blocks: list[dict[str, object]] | None = None) -> dict[str, object]:
+    """The ``--format json`` object of FORMAT.md "Digests" ``Output``."""
+    data = digest.model_dump(mode="json")
+    for group in data["groups"]:
+        for item in group["items"]:
+            item["at"] = item["at"].replace("+00:00", "Z")
+    return {
+        "outcome": "digest",
+        "digest": {
+            "failed": digest.failed,
+            "by_category": digest.by_category,
+            "recurring": digest.recurring,
+            "groups": data["groups"],
+            "start": data["start"],
+            "end": data["end"],
+        },
+        "report_text": render_digest_text(digest),
+        "blocks": blocks or [],
+        "gaps": data["gaps"],
+    }
+
+
+_TEXT_SINCE = re.compile(r"(?i)(?:^|\s)(?:since\s+|last\s+|lookback=)?(\d+\s*[mhd])\b")
+_TEXT_KEY = re.compile(r"(?i)\b(cluster|project|pool)s?\s*[=:]\s*([A-Za-z0-9._,-]+)")
+
+
+def parse_digest_text(text: str | None) -> DigestAsk:
+    """``digest 24h project=nlp pool=h100`` -> a :class:`DigestAsk` (explicit keys win over it elsewhere)."""
+    ask = DigestAsk(text=text, since=None)
+    if not text:
+        return ask
+    m = _TEXT_SINCE.search(text)
+    if m:
+        ask.since = m.group(1).replace(" ", "")
+    projects: list[str] = []
+    pools: list[str] = []
+    for key, value in _TEXT_KEY.findall(text):
+        names = [v for v in value.split(",") if v]
+        if key.lower() == "cluster":
+            ask.cluster_id = names[0] if names else None
+        elif key.lower() == "project":
+            projects += names
+        else:
+            pools += names
+    ask.projects = projects or None
+    ask.pools = pools or None
+    return ask
+
+
+def merge_ask(explicit: DigestAsk, base: DigestAsk) -> DigestAsk:
+    """Keys set in ``explicit`` win over ``base``; unset ones come from it."""
+    data = base.model_dump()
+    for key, value in explicit.model_dump(exclude_unset=True).items():
+        if value is not None:
+            data[key] = value
+    return DigestAsk.model_validate(data)
+
+
+def filter_digest(digest: Digest, keep: Callable[[DigestItem], bool]) -> Digest:
+    """The same digest with only the items ``keep`` accepts, counts and groups recomputed (pure): what a
+    person may see (the access policy) is cut before anything is rendered."""
+    items = [item for group in digest.groups for item in group.items if keep(item)]
+    return build_digest(
+        items,
+        start=digest.start,
+        end=digest.end,
+        since=digest.since,
+        gaps=digest.gaps,
+        cluster_ids=digest.cluster_ids,
+        cluster_names=digest.cluster_names,
+        projects=digest.projects,
+        pools=digest.pools,
+        systems=digest.systems,
+    ).model_copy(
+        update={
+            "seen_before": [n for n in digest.seen_before if any(i.name == n for i in items)],
+            "previous_failed": digest.previous_failed,
+        }
+    )
+
+
+def due_slot(cron: str, tz: str, now: datetime) -> datetime:
+    """The latest slot of ``cron`` (in time zone ``tz``) at or before ``now``, as UTC (croniter; a sixth field is
+    seconds)."""
+    from croniter import croniter
+
+    local = now.astimezone(ZoneInfo(tz))
+    prev: datetime = croniter(cron, local + timedelta(microseconds=1)).get_prev(datetime)
+    return prev.astimezone(UTC)
+
+
+def next_slot(cron: str, tz: str, now: datetime) -> datetime:
+    """The first slot of ``cron`` after ``now``, as UTC."""
+    from croniter import croniter
+
+    nxt: datetime = croniter(cron, now.astimezone(ZoneInfo(tz))).get_next(datetime)
+    return nxt.astimezone(UTC)

@@ -1,0 +1,122 @@
+"""OSMO failures of a digest window, each classified by the same core as a single workflow question.
+
+FORMAT.md "Digests", "What is a failure" (OSMO): ``status`` starts with ``FAILED``, ``end_time`` inside
+the window, ``pool`` scanned. OSMO's list filters only on submit time, so the list is read newest first
+with the FAILED* statuses and filtered here on ``end_time``; paging stops when the entries were submitted
+more than :data:`MAX_RUNTIME` before the window (nothing older can have ended inside it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from diagnosis.config import OsmoConfig
+from diagnosis.digests import DigestItem, in_window
+from diagnosis.osmo.client import OsmoClient
+from diagnosis.osmo.models import ListEntry
+from diagnosis.question import Question
+from diagnosis.report import Category, Gap
+
+FAILED_STATUSES = (
+    "FAILED",
+    "FAILED_SUBMISSION",
+    "FAILED_SERVER_ERROR",
+    "FAILED_EXEC_TIMEOUT",
+    "FAILED_QUEUE_TIMEOUT",
+    "FAILED_CANCELED",
+    "FAILED_BACKEND_ERROR",
+    "FAILED_IMAGE_PULL",
+    "FAILED_EVICTED",
+    "FAILED_START_ERROR",
+    "FAILED_START_TIMEOUT",
+    "FAILED_PREEMPTED",
+)
+PAGE = 1000
+MAX_PAGES = 50
+MAX_RUNTIME = timedelta(days=30)
+CONCURRENCY = 16
+
+
+@dataclass
+class OsmoScan:
+    items: list[DigestItem] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    """OSMO times are naive UTC (FORMAT.md)."""
+    if at is None:
+        return None
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+async def _failed_entries(
+    client: OsmoClient, pools: Sequence[str] | None, start: datetime, end: datetime, scan: OsmoScan
+) -> list[ListEntry]:
+    out: list[ListEntry] = []
+    for page in range(MAX_PAGES):
+        try:
+            listed = await client.list_workflows(
+                statuses=FAILED_STATUSES, pools=pools or (), limit=PAGE, offset=page * PAGE
+            )
+        except Exception as exc:  # every failed fetch is a named gap (OsmoApiError, httpx errors, bad bodies)
+            scan.gaps.append(Gap(what="OSMO failed workflows", why=f"{type(exc).__name__}: {exc} [GET /api/workflow]"))
+            break
+        oldest: datetime | None = None
+        for entry in listed.workflows:
+            if not entry.status.startswith("FAILED"):
+                continue
+            if pools is not None and entry.pool not in pools:
+                continue
+            if in_window(_utc(entry.end_time), start, end):
+                out.append(entry)
+            submitted = _utc(entry.submit_time)
+            if submitted is not None and (oldest is None or submitted < oldest):
+                oldest = submitted
+        if not listed.more_entries or (oldest is not None and oldest < start - MAX_RUNTIME):
+            break
+    else:
+        scan.gaps.append(Gap(what="OSMO failed workflows", why=f"stopped after {MAX_PAGES} pages"))
+    return out
+
+
+async def scan_osmo(
+    config: OsmoConfig, *, pools: Sequence[str] | None, start: datetime, end: datetime, now: datetime
+) -> OsmoScan:
+    """List and diagnose the OSMO failures inside ``[start, end]``; every failure to read is a gap."""
+    from diagnosis.osmo.procedure import failed_report
+
+    scan = OsmoScan()
+    async with OsmoClient(config) as client:
+        entries = await _failed_entries(client, pools, start, end, scan)
+        limit = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(entry: ListEntry) -> DigestItem:
+            category, verdict, uuid = Category.UNKNOWN.value, f"{entry.name} ended {entry.status}.", entry.name
+            async with limit:
+                try:
+                    wf = await client.get_workflow(entry.name)
+                    uuid = getattr(wf, "uuid", None) or entry.name
+                    report = await failed_report(client, wf, Question(workflow_id=entry.name), now)
+                    if report.category is not None:
+                        category, verdict = report.category.value, report.headline
+                except Exception as exc:  # counted under what the remaining evidence supports
+                    scan.gaps.append(Gap(what=f"workflow {entry.name}", why=f"{type(exc).__name__}: {exc}"))
+            end_time = _utc(entry.end_time)
+            assert end_time is not None
+            return DigestItem(
+                system="osmo",
+                name=entry.name,
+                id=str(uuid),
+                pool=entry.pool,
+                at=end_time,
+                category=category,
+                verdict=verdict,
+                user=entry.user,
+            )
+
+        scan.items = list(await asyncio.gather(*(one(e) for e in entries)))
+    return scan

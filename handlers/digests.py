@@ -1,0 +1,262 @@
+"""Digests in Slack: ``/diagnose digest [since] [cluster=…] [project=…] [pool=…]``, ``/diagnose digest status``,
+and the digest buttons (Refresh, Show all in thread, Diagnose newest). Scheduled digests are run by
+:mod:`bot.scheduler`, which posts through :meth:`DigestDesk.publish` too.
+
+Every digest is built by :func:`diagnosis.answer.answer_digest` (the same core as ``/diagnose``) and then cut
+to what may be shown: an on-demand digest shows only what the asker may diagnose (the access policy), a
+scheduled one only the scope its channel configured. The main message carries the digest's window and scope
+in its buttons, so a Refresh pressed on any replica rebuilds the same digest and updates the same message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any, Protocol
+
+from diagnosis.answer import Backends, answer_digest
+from diagnosis.digests import (
+    Digest,
+    DigestAsk,
+    DigestItem,
+    family,
+    filter_digest,
+    next_slot,
+    parse_digest_text,
+)
+from diagnosis.question import Question, QuestionError
+from diagnosis.units import parse_time
+from handlers.blocks import Message, Snippet, escape, text_message
+from handlers.digest_blocks import digest_thread, render_digest_blocks
+
+log = logging.getLogger(__name__)
+DIGEST_WORD = re.compile(r"(?i)^\s*digests?\b")
+METADATA_TYPE = "workload_doctor_digest"
+DigestFn = Callable[..., Awaitable[Digest]]
+
+
+class DigestSurface(Protocol):
+    """What a digest needs of Slack (:class:`handlers.slack_surface.SlackSurface` implements it)."""
+
+    async def post(self, message: Message, thread_ts: str | None = None) -> str | None: ...
+
+    async def update(self, ts: str, message: Message) -> None: ...
+
+    async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool: ...
+
+    async def post_tagged(self, message: Message, event_type: str, key: str) -> str | None: ...
+
+    async def find_tagged(self, event_type: str, key: str, oldest: float) -> str | None: ...
+
+
+def is_digest(text: str) -> bool:
+    """Whether a command's text asks for a digest (``digest 24h project=nlp``, ``digest status``)."""
+    return bool(DIGEST_WORD.match(text or ""))
+
+
+def fallback(digest: Digest) -> str:
+    cats = ", ".join(f"{c} {n}" for c, n in digest.by_category.items())
+    return escape(f"Failures digest: {digest.failed} in the last {digest.since}" + (f" ({cats})" if cats else ""))[:300]
+
+
+def window_value(ask: DigestAsk, digest: Digest) -> str:
+    """The button value: the digest's window and scope (so any replica can rebuild it)."""
+    return json.dumps(
+        {
+            "start": digest.start.isoformat(),
+            "end": digest.end.isoformat(),
+            "cluster": ask.cluster_id,
+            "projects": ask.projects,
+            "pools": ask.pools,
+        },
+        separators=(",", ":"),
+    )[:2000]
+
+
+#: how long a channel remembers the failure families its digests reported ("seen before")
+SEEN_TTL = 14 * 86400
+
+
+class _StoreCache:
+    """Digest rows in the bot's Redis (:class:`bot.state.Store`), kept 8 days."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    async def get(self, key: str) -> Any:
+        return await self.store.get_json("digestrow", key)
+
+    async def put(self, key: str, value: Any) -> None:
+        await self.store.put_json(("digestrow", key), value, 8 * 86400)
+
+
+class DigestDesk:
+    """Builds, scopes and posts digests. ``digest_fn`` is :func:`answer_digest` (a fake in unit tests)."""
+
+    def __init__(
+        self, backends: Backends, policy: Any, *, store: Any = None, digest_fn: DigestFn | None = None
+    ) -> None:
+        self.backends = backends
+        self.policy = policy
+        self.store = store
+        self.digest_fn: DigestFn = digest_fn or answer_digest
+        self.cache = _StoreCache(store) if store is not None else None
+
+    # -- building ----------------------------------------------------------------------------------
+
+    def visible_to(self, user: str, groups: set[str]) -> Callable[[DigestItem], bool]:
+        """The access policy as an item filter: a Run:ai row only if ``user`` may diagnose its cluster and project."""
+
+        def keep(item: DigestItem) -> bool:
+            if item.system == "runai":
+                return bool(
+                    self.policy.allows(user, clusters={item.cluster_id or ""}, project=item.project, user_groups=groups)
+                )
+            return bool(self.policy.allows(user, user_groups=groups))
+
+        return keep
+
+    async def build(
+        self,
+        ask: DigestAsk,
+        *,
+        start: datetime | None = None,
+        end: datetime | None = None,
+        keep: Callable[[DigestItem], bool] | None = None,
+    ) -> Digest:
+        if self.cache is not None and self.digest_fn is answer_digest:
+            digest = await answer_digest(ask, self.backends, start=start, end=end, cache=self.cache)
+        else:
+            digest = await self.digest_fn(ask, self.backends, start=start, end=end)
+        return filter_digest(digest, keep) if keep is not None else digest
+
+    async def mark_seen(self, channel: str, digest: Digest) -> Digest:
+        """The digest with ``seen_before`` filled (families an earlier digest of ``channel`` reported), and every
+        family of this one remembered for :data:`SEEN_TTL` (Redis; nothing is remembered without a store)."""
+        if self.store is None or not digest.failed:
+            return digest
+        known = await self.store.get_json("digestseen", channel)
+        families: dict[str, float] = known if isinstance(known, dict) else {}
+        now = time.time()
+        families = {k: v for k, v in families.items() if isinstance(v, int | float) and now - v < SEEN_TTL}
+        seen: list[str] = []
+        for group in digest.groups:
+            for item in group.items:
+                fam = f"{family(item.name)}|{group.category}"
+                if fam in families:
+                    seen.append(item.name)
+                families[fam] = now
+        await self.store.put_json(("digestseen", channel), families, SEEN_TTL)
+        return digest.model_copy(update={"seen_before": sorted(set(seen))})
+
+    # -- posting -----------------------------------------------------------------------------------
+
+    def message(self, ask: DigestAsk, digest: Digest) -> Message:
+        blocks = render_digest_blocks(digest)
+        value = window_value(ask, digest)
+        for block in blocks:
+            if block.get("type") == "actions":
+                for button in block.get("elements") or []:
+                    if button.get("action_id") in ("wd_digest_refresh", "wd_digest_thread"):
+                        button["value"] = value
+        return Message(text=fallback(digest), blocks=blocks)
+
+    async def publish(
+        self, surface: DigestSurface, ask: DigestAsk, digest: Digest, *, key: str | None = None
+    ) -> str | None:
+        """Post the main message (tagged with ``key`` in its Slack metadata when given, the idempotency key of a
+        scheduled slot) and the per-failure rows in its thread. Returns the main message's ts."""
+        message = self.message(ask, digest)
+        if key is not None:
+            ts = await surface.post_tagged(message, METADATA_TYPE, key)
+        else:
+            ts = await surface.post(message)
+        if ts and digest.failed:
+            await self.rows(surface, digest, ts)
+        return ts
+
+    async def rows(self, surface: DigestSurface, digest: Digest, thread_ts: str) -> None:
+        """The per-failure rows in the thread; past the cut, the full table as a snippet."""
+        messages, table = digest_thread(digest)
+        for text in messages:
+            await surface.post(text_message(text), thread_ts=thread_ts)
+        if len(messages) and "more (of" in messages[-1]:
+            snippet = Snippet(title="All failures of this digest", filename="digest.tsv", content=table)
+            if not await surface.upload(snippet, thread_ts=thread_ts):
+                log.warning("digest table upload failed; the thread has the first rows only")
+
+    # -- conversation ------------------------------------------------------------------------------
+
+    def ask_for(self, text: str, channel: str) -> DigestAsk:
+        """The digest a command's text asks for, the channel's default cluster filling a missing one."""
+        words = DIGEST_WORD.sub("", text or "", count=1)
+        ask = parse_digest_text(words)
+        if not ask.since:
+            ask.since = "24h"
+        defaults = self.policy.defaults_for(channel)
+        if ask.cluster_id is None:
+            ask.cluster_id = defaults.get("cluster_id") or defaults.get("cluster")
+        if ask.projects is None and defaults.get("project"):
+            ask.projects = [defaults["project"]]
+        ask.since_delta()
+        return ask
+
+    async def on_demand(
+        self, ask: Any, surface: DigestSurface, reply_private: Callable[[Message], Awaitable[None]]
+    ) -> None:
+        """``/diagnose digest …`` posted in the asker's channel, showing only what the asker may see."""
+        words = DIGEST_WORD.sub("", ask.text or "", count=1).strip()
+        if words.lower() == "status":
+            await reply_private(self.status_message(ask.channel))
+            return
+        try:
+            digest_ask = self.ask_for(ask.text, ask.channel)
+        except QuestionError as exc:
+            await reply_private(text_message(f"I couldn't read that: {escape(str(exc))}"))
+            return
+        digest = await self.build(digest_ask, keep=self.visible_to(ask.user, ask.user_groups))
+        digest = await self.mark_seen(ask.channel, digest)
+        await self.publish(surface, digest_ask, digest)
+
+    def status_message(self, channel: str, states: dict[str, Any] | None = None) -> Message:
+        """The channel's schedules with their last and next runs."""
+        schedules = list(self.policy.digests.get(channel, []))
+        if not schedules:
+            return text_message("This channel has no scheduled digest (policy `channels.<channel>.digests`).")
+        lines = ["*Scheduled digests of this channel*"]
+        now = self.backends.now()
+        for s in schedules:
+            state = (states or {}).get(s.name) or {}
+            last = state.get("last_slot") or "never"
+            lines.append(
+                f"• `{escape(s.name)}`: `{escape(s.cron)}` ({escape(s.tz)}), last {escape(str(last))}, "
+                f"next {next_slot(s.cron, s.tz, now):%Y-%m-%d %H:%M} UTC"
+            )
+        return text_message("\n".join(lines))
+
+    # -- buttons -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def ask_of(value: str) -> tuple[DigestAsk, datetime | None, datetime | None]:
+        data = json.loads(value or "{}")
+        ask = DigestAsk(cluster_id=data.get("cluster"), projects=data.get("projects"), pools=data.get("pools"))
+        return ask, parse_time(data.get("start")), parse_time(data.get("end"))
+
+    async def refresh(self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface) -> None:
+        """Rebuild the same window and scope and update the same message (works on any replica)."""
+        ask, start, end = self.ask_of(value)
+        digest = await self.build(ask, start=start, end=end, keep=self.visible_to(user, groups))
+        await surface.update(ts, self.message(ask, digest))
+
+    async def show_all(self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface) -> None:
+        ask, start, end = self.ask_of(value)
+        digest = await self.build(ask, start=start, end=end, keep=self.visible_to(user, groups))
+        await self.rows(surface, digest, ts)
+
+    @staticmethod
+    def newest_question(item_id: str, cluster_id: str | None) -> Question:
+        return Question(workload_id=item_id, cluster_id=cluster_id, intent="terminal")

@@ -1,0 +1,76 @@
+"""The field corpus (tests/field/cases, built from public reports; see tests/field/README.md) passes through
+the public CLI (`workload-doctor diagnose --snapshot FILE --format json`), checked by the shared run-cases
+comparison. The CLI subprocesses run in parallel once per module; each case is its own test.
+
+tests/field/pending holds the cases the product answers wrongly today; they are not run here.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SHARED
+
+CLI = str(Path(sys.executable).parent / "workload-doctor")
+FIELD = Path(__file__).resolve().parent / "field" / "cases"
+CASE_FILES = sorted(FIELD.glob("*.json"))
+RUN_CASES = SHARED / "tools" / "run-cases"
+WORKERS = 3
+
+pytestmark = pytest.mark.skipif(not RUN_CASES.is_file(), reason="../shared is not beside this checkout")
+
+
+def _run_cases_module() -> Any:
+    loader = importlib.machinery.SourceFileLoader("run_cases", str(RUN_CASES))
+    spec = importlib.util.spec_from_loader("run_cases", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _run(case_file: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CLI, "diagnose", "--snapshot", str(case_file), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def field_results() -> dict[Path, subprocess.CompletedProcess[str]]:
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        return dict(zip(CASE_FILES, pool.map(_run, CASE_FILES), strict=True))
+
+
+@pytest.fixture(scope="module")
+def check() -> Any:
+    return _run_cases_module().check
+
+
+def test_field_corpus_is_present() -> None:
+    assert len(CASE_FILES) >= 40, "tests/field/cases should hold the field corpus"
+    sources = [json.loads(f.read_text())["source"] for f in CASE_FILES]
+    assert len(set(sources)) == len(sources), "each field case comes from its own public report"
+
+
+@pytest.mark.parametrize("case_file", CASE_FILES, ids=lambda p: p.stem)
+def test_field_case_passes_through_the_cli(
+    case_file: Path, field_results: dict[Path, subprocess.CompletedProcess[str]], check: Any
+) -> None:
+    case = json.loads(case_file.read_text())
+    result = field_results[case_file]
+    problems = check(case, result.stdout, result.stderr)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert problems == [], problems
+    assert "Traceback" not in result.stderr
