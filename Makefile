@@ -31,3 +31,4 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/digest.py
 	$(BIN)/python bench/osmo_fuzz.py
+	$(BIN)/python bench/runai_fuzz.py

@@ -3,7 +3,8 @@
 Reports wall-time percentiles over N diagnoses, the ratio of p50 to the injected latency (how many
 round trips' worth of waiting a diagnosis costs), and the longest chain of sequential requests
 (token excluded: it is cached across diagnoses in a running bot). Goal: at most 3 sequential
-round trips for a name+project question (list, everything else concurrently, Tier 2).
+round trips for a name+project question (list, everything else concurrently, Tier 2). The same question as
+free text only (the channel's cluster, the rest resolved from the words) adds at most one round trip.
 
 Usage: python bench/diagnose.py [--runs 50] [--latency-ms 50] [--case PATH]
 """
@@ -48,9 +49,18 @@ async def bench(case: Path, runs: int, latency: float) -> dict[str, object]:
         ask = {k: v for k, v in (snapshot.get("ask") or {}).items() if v is not None}
         question = Question.model_validate(ask)
         question = question.merged(parse_text(question.text))
+        # The same question as free text only (issue 11 §4): what a person types, with the channel's default
+        # cluster; everything else (workload, project) is resolved from the text against the control plane.
+        text = question.text or ""
+        if question.project and question.project.lower() not in text.lower():
+            text += f" in {question.project}"
+        if question.workload_name and question.workload_name.lower() not in text.lower():
+            text = f"{question.workload_name}: {text}"
+        free = Question(text=text, cluster_id=question.cluster_id).merged(parse_text(text))
         walls: list[float] = []
         depths: list[int] = []
-        outcome = ""
+        free_depths: list[int] = []
+        outcome = free_outcome = ""
         for _ in range(runs):
             first = len(sandbox.requests)
             t0 = time.perf_counter()
@@ -59,6 +69,12 @@ async def bench(case: Path, runs: int, latency: float) -> dict[str, object]:
             outcome = f"{report.outcome.value}/{report.category.value if report.category else '-'}"
             mine = [r for r in sandbox.requests[first:] if not r.path.endswith("/token")]
             depths.append(sandbox.sequential_depth(mine))
+        for _ in range(max(1, runs // 5)):
+            first = len(sandbox.requests)
+            report = await answer(free, backends)
+            free_outcome = f"{report.outcome.value}/{report.category.value if report.category else '-'}"
+            mine = [r for r in sandbox.requests[first:] if not r.path.endswith("/token")]
+            free_depths.append(sandbox.sequential_depth(mine))
     finally:
         sandbox.stop()
     p50 = statistics.median(walls)
@@ -74,6 +90,12 @@ async def bench(case: Path, runs: int, latency: float) -> dict[str, object]:
         "sequential_round_trips_max": max(depths),
         "sequential_round_trips_p50": statistics.median(depths),
         "goal_round_trips": 3,
+        "free_text": text,
+        "free_text_outcome": free_outcome,
+        "free_text_round_trips_max": max(free_depths),
+        # resolution against the control plane may add at most one sequential round trip (issue 11 §4)
+        "added_by_resolution": max(free_depths) - max(depths),
+        "goal_added_by_resolution": 1,
     }
 
 

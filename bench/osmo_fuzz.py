@@ -1,11 +1,11 @@
 """Spec-valid OSMO answers through the real OSMO client and the CLI (issue 9 §2, OSMO half).
 
-A small generator builds JSON bodies from the OSMO service's own OpenAPI schemas
-(``../shared/reference/specs/osmo-openapi.json``): ``$ref``, ``anyOf``, ``enum``, ``required`` and
-optional properties, ``additionalProperties``, ``format: date-time``, nullable fields, numeric
-strings. Each round builds one small world (a workflow query, its ``/api/task`` list, a ``TaskEntry``
-per task, ``/api/pool_quota``, ``/api/resources``, and log/event/spec text), serves it from a loopback
-server, and runs ``workload-doctor diagnose --workflow ID --format json`` in-process (the real CLI:
+A small generator (:mod:`bench.schemagen`, shared with ``bench/runai_fuzz.py``) builds JSON bodies from
+the OSMO service's own OpenAPI schemas (``../shared/reference/specs/osmo-openapi.json``): ``$ref``,
+``anyOf``, ``enum``, ``required`` and optional properties, ``additionalProperties``, ``format: date-time``,
+nullable fields, numeric strings. Each round builds one small world (a workflow query, its ``/api/task``
+list, a ``TaskEntry`` per task, ``/api/pool_quota``, ``/api/resources``, and log/event/spec text), serves
+it from a loopback server, and runs ``workload-doctor diagnose --workflow ID --format json`` in-process (the real CLI:
 settings from the environment, the real :class:`~diagnosis.osmo.client.OsmoClient` over HTTP, the
 renderers). Names, pools and tasks are tied together in most rounds (still spec-valid: they are
 plain strings) so the diagnosis reaches the pool, node and task lookups instead of stopping early.
@@ -24,7 +24,7 @@ import argparse
 import copy
 import json
 import random
-import string
+import sys
 import threading
 import time
 from collections import Counter
@@ -33,6 +33,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script
+    sys.path.insert(0, str(ROOT))
+from bench.schemagen import SchemaGen  # noqa: E402
+
 SPEC_PATH = ROOT.parent / "shared" / "reference" / "specs" / "osmo-openapi.json"
 
 #: The schemas of the endpoints a diagnosis reads (the answers to what the client asks: no ``summary``,
@@ -84,131 +88,21 @@ _EVENT_LINES = (
 )
 
 
-class SchemaGen:
-    """Random JSON values valid for the spec's JSON schemas (OpenAPI 3.1 subset used by OSMO)."""
+class OsmoGen(SchemaGen):
+    """:class:`~bench.schemagen.SchemaGen` with OSMO's value shapes: numeric strings for GPU counts, pool and
+    task names as identifiers, free-form resource maps keyed like the service's (``pool/platform`` lists)."""
 
-    def __init__(self, spec: dict[str, Any], rng: random.Random) -> None:
-        self.schemas: dict[str, Any] = spec["components"]["schemas"]
-        self.rng = rng
+    ident_words = _IDENT_WORDS
+    weird = _WEIRD
+    numeric = _NUMERIC
+    numeric_keys = _NUMERIC_KEYS
+    name_keys = _NAME_KEYS
+    free_keys = _FREE_KEYS
 
-    def body(self, name: str) -> Any:
-        return self.value({"$ref": f"#/components/schemas/{name}"}, key="", depth=0)
-
-    def value(self, schema: dict[str, Any], key: str, depth: int) -> Any:
-        rng = self.rng
-        if "$ref" in schema:
-            return self.value(self.schemas[schema["$ref"].rsplit("/", 1)[-1]], key, depth)
-        for combo in ("anyOf", "oneOf"):
-            if combo in schema:
-                options = schema[combo]
-                nulls = [o for o in options if o.get("type") == "null"]
-                if nulls and rng.random() < 0.3:
-                    return None
-                rest = [o for o in options if o.get("type") != "null"] or options
-                return self.value(rng.choice(rest), key, depth)
-        if "allOf" in schema:
-            merged: dict[str, Any] = {}
-            for part in schema["allOf"]:
-                merged.update(self.schemas[part["$ref"].rsplit("/", 1)[-1]] if "$ref" in part else part)
-            return self.value(merged, key, depth)
-        if "enum" in schema:
-            return rng.choice(schema["enum"])
-        if "const" in schema:
-            return schema["const"]
-        kind = schema.get("type")
-        if kind is None:
-            kind = "object" if "properties" in schema else None
-        if kind is None:
-            return self.anything(depth)
-        if isinstance(kind, list):
-            kind = rng.choice(kind)
-        return getattr(self, f"_{kind}")(schema, key, depth)
-
-    def _null(self, schema: dict[str, Any], key: str, depth: int) -> None:
-        return None
-
-    def _boolean(self, schema: dict[str, Any], key: str, depth: int) -> bool:
-        return self.rng.random() < 0.5
-
-    def _integer(self, schema: dict[str, Any], key: str, depth: int) -> int:
-        return self.rng.choice((0, 1, -1, 2, 8, 137, 3000, 2012, 4000, 2**31, -(2**53), self.rng.randint(-10, 10**6)))
-
-    def _number(self, schema: dict[str, Any], key: str, depth: int) -> float | int:
-        return self.rng.choice((0, 0.0, 1.5, -1.0, 64, 3600.0, 1e308, -1e-300, self.rng.uniform(-1e6, 1e7)))
-
-    def _string(self, schema: dict[str, Any], key: str, depth: int) -> str:
-        rng = self.rng
-        if schema.get("format") == "date-time":
-            return self.date_time()
-        if key in _NUMERIC_KEYS:
-            return rng.choice(_NUMERIC)
-        if key in _NAME_KEYS and rng.random() < 0.85:
-            return self.ident()
-        if rng.random() < 0.5:
-            return rng.choice(_WEIRD)
-        return "".join(rng.choice(string.printable) for _ in range(rng.randint(0, 40)))
-
-    def _array(self, schema: dict[str, Any], key: str, depth: int) -> list[Any]:
-        n = self.rng.randint(0, 3 if depth < 4 else 1)
-        items = [self.value(schema.get("items") or {}, key, depth + 1) for _ in range(n)]
-        if schema.get("uniqueItems"):
-            unique: dict[str, Any] = {}
-            for item in items:
-                unique.setdefault(json.dumps(item, sort_keys=True), item)
-            items = list(unique.values())
-        return items
-
-    def _object(self, schema: dict[str, Any], key: str, depth: int) -> dict[str, Any]:
-        rng = self.rng
-        props: dict[str, Any] = schema.get("properties") or {}
-        required = set(schema.get("required") or [])
-        out: dict[str, Any] = {}
-        for name, sub in props.items():
-            if name in required or rng.random() < 0.6:
-                out[name] = self.value(sub, name, depth + 1)
-        extra = schema.get("additionalProperties", True if not props else False)
-        if extra is not False:
-            for _ in range(rng.randint(0, 3 if not props else 1)):
-                name = rng.choice(_FREE_KEYS) if not props and rng.random() < 0.7 else self.ident()
-                if name in out:
-                    continue
-                if isinstance(extra, dict):
-                    out[name] = self.value(extra, name, depth + 1)
-                elif name == "pool/platform" and rng.random() < 0.7:
-                    out[name] = [f"{self.ident()}/{self.ident()}" for _ in range(rng.randint(0, 2))]
-                else:
-                    out[name] = self.anything(depth + 1, name)
-        return out
-
-    def anything(self, depth: int, key: str = "") -> Any:
-        """Any JSON value (``additionalProperties: true``, an untyped schema)."""
-        rng = self.rng
-        pick = rng.randrange(8 if depth < 3 else 5)
-        if pick == 0:
-            return None
-        if pick == 1:
-            return rng.random() < 0.5
-        if pick == 2:
-            return rng.choice((0, 8, -1, 2**40, 1.5, 1e308))
-        if pick in (3, 4):
-            return rng.choice(_NUMERIC + _WEIRD)
-        if pick == 5:
-            return [self.anything(depth + 1) for _ in range(rng.randint(0, 2))]
-        return {self.ident(): self.anything(depth + 1) for _ in range(rng.randint(0, 2))}
-
-    def ident(self) -> str:
-        rng = self.rng
-        return f"{rng.choice(_IDENT_WORDS)}-{rng.randint(0, 99)}"
-
-    def date_time(self) -> str:
-        rng = self.rng
-        year = rng.choice((2026, 2026, 2026, 1970, 2000, 2099, 1, 9999))
-        base = f"{year:04d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:" + (
-            f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
-        )
-        frac = rng.choice(("", ".5", ".123456", ".123456789"))
-        zone = rng.choice(("", "", "Z", "+00:00", "-07:00", "+14:00", "-23:59"))
-        return base + frac + zone
+    def free_value(self, name: str, depth: int) -> Any:
+        if name == "pool/platform" and self.rng.random() < 0.7:
+            return [f"{self.ident()}/{self.ident()}" for _ in range(self.rng.randint(0, 2))]
+        return self.anything(depth + 1, name)
 
 
 # -- worlds -----------------------------------------------------------------------------------------
@@ -238,7 +132,7 @@ _STATUS_BIAS = (
 )  # fmt: skip
 
 
-def make_world(gen: SchemaGen, rng: random.Random) -> World:
+def make_world(gen: OsmoGen, rng: random.Random) -> World:
     """One spec-valid world; names tied together in most rounds (the ties keep it spec-valid)."""
     w = World()
     wf = gen.body(ENDPOINTS["workflow"])
@@ -508,7 +402,7 @@ def run(bodies: int = 440, odd: int = 60, seed: int = 9) -> Figures:
     """``bodies`` spec-valid rounds and ``odd`` odd ones (cycling through :data:`ODDITIES`)."""
     spec = json.loads(SPEC_PATH.read_text())
     rng = random.Random(seed)
-    gen = SchemaGen(spec, rng)
+    gen = OsmoGen(spec, rng)
     figures = Figures()
     with FuzzServer() as server:
         for _ in range(bodies):

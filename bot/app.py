@@ -1,5 +1,6 @@
 """Wiring: one Bolt ``AsyncApp`` (middleware + listeners), served by Socket Mode or by HTTP
-(Starlette: ``POST /slack/events``, ``GET /healthz``, ``GET /readyz``).
+(Starlette: ``POST /slack/events``, ``GET /healthz``, ``GET /readyz``, ``GET /metrics``; in Socket Mode the
+health port serves the last three).
 
 The Web API client's ``base_url`` comes from ``SLACK_API_URL`` and carries retry handlers for
 connection errors, 429 (``Retry-After``) and 5xx. Diagnoses run after the ack in tracked tasks
@@ -32,7 +33,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from bot.policy import Policy
@@ -40,6 +41,7 @@ from bot.scheduler import DigestScheduler
 from bot.settings import Settings
 from bot.state import Store
 from bot.tasks import TaskTracker
+from diagnosis import metrics
 from diagnosis.answer import Backends, preload
 from diagnosis.http import close_shared_connections, share_connections
 from handlers import listeners, middleware
@@ -49,6 +51,21 @@ from handlers.slack_surface import SlackSurface
 from handlers.watch import Watches, WatchFetch
 
 log = logging.getLogger(__name__)
+
+
+def slack_call_metrics() -> aiohttp.TraceConfig:
+    """Counts every Slack Web API attempt (method, HTTP status; 429s apart) on the bot's one session."""
+    trace = aiohttp.TraceConfig()
+
+    async def on_end(session: Any, context: Any, params: aiohttp.TraceRequestEndParams) -> None:
+        metrics.slack_call(str(params.url), params.response.status)
+
+    async def on_error(session: Any, context: Any, params: aiohttp.TraceRequestExceptionParams) -> None:
+        metrics.slack_call(str(params.url), type(params.exception).__name__)
+
+    trace.on_request_end.append(on_end)
+    trace.on_request_exception.append(on_error)
+    return trace
 
 
 def web_client(settings: Settings) -> AsyncWebClient:
@@ -82,7 +99,9 @@ class Bot:
         if client.session is None or client.session.closed:
             # one pool for every Web API call (Bolt hands it to each request's client); without it
             # slack_sdk opens a session and a connection per call
-            client.session = aiohttp.ClientSession(trust_env=client.trust_env_in_session)
+            client.session = aiohttp.ClientSession(
+                trust_env=client.trust_env_in_session, trace_configs=[slack_call_metrics()]
+            )
         share_connections()  # Run:ai and OSMO connections reused across diagnoses
         try:
             resumed = await self.watches.resume()
@@ -162,6 +181,8 @@ def build_bot(
         fetch=watch_fetch,
         scale=settings.watch_scale,
         min_interval=settings.watch_min_interval,
+        ttl=settings.watch_ttl,
+        lease_margin=settings.watch_lease,
     )
     doctor.watches = watches
     doctor.digests = DigestDesk(backends, policy, store=store)
@@ -184,6 +205,10 @@ def http_app(bot: Bot) -> Starlette:
         ok = await bot.store.ping()
         return JSONResponse({"redis": "ok" if ok else "unavailable"}, status_code=200 if ok else 503)
 
+    async def metrics_endpoint(request: Request) -> Response:
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await bot.start()
@@ -195,6 +220,7 @@ def http_app(bot: Bot) -> Starlette:
             Route("/slack/events", events, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
@@ -210,7 +236,7 @@ def run_http(bot: Bot, host: str = "0.0.0.0", port: int = 3000) -> None:
 async def run_socket(bot: Bot, health_port: int | None = None) -> None:
     """Socket Mode until SIGTERM/SIGINT, then close the socket and drain the tasks.
 
-    With ``health_port`` a small HTTP server answers ``/healthz`` (socket connected) and ``/readyz``."""
+    With ``health_port`` a small HTTP server answers ``/healthz`` (socket connected), ``/readyz`` and ``/metrics``."""
     from aiohttp import web
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
@@ -229,9 +255,14 @@ async def run_socket(bot: Bot, health_port: int | None = None) -> None:
                 ok = await bot.store.ping()
                 return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
 
+            async def metrics_endpoint(request: web.Request) -> web.Response:
+                body, content_type = metrics.exposition()
+                return web.Response(body=body, headers={"Content-Type": content_type})
+
             health = web.Application()
             health.router.add_get("/healthz", healthz)
             health.router.add_get("/readyz", readyz)
+            health.router.add_get("/metrics", metrics_endpoint)
             runner = web.AppRunner(health)
             await runner.setup()
             await web.TCPSite(runner, "0.0.0.0", health_port).start()

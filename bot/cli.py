@@ -154,17 +154,18 @@ def build_question(options: Question, ask: dict[str, Any]) -> Question:
     return question
 
 
-def emit(report: Report, fmt: Format) -> None:
+def emit(report: Report, fmt: Format, verbose: bool = False) -> None:
     if fmt == Format.text:
-        typer.echo(render_text(report), nl=False)
+        typer.echo(render_text(report, verbose=verbose), nl=False)
         return
-    from handlers.blocks import render_blocks
+    from handlers.blocks import render_report, thread_payload
 
-    blocks = render_blocks(report)
+    rendered = render_report(report)
+    blocks = rendered.main.blocks
     if fmt == Format.blocks:
         typer.echo(json.dumps({"blocks": blocks}, indent=2))
     else:
-        typer.echo(json.dumps(to_json(report, blocks), indent=2))
+        typer.echo(json.dumps(to_json(report, blocks, thread_payload(rendered)), indent=2))
 
 
 @app.command()
@@ -190,6 +191,7 @@ def diagnose(
         str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox and diagnose it.")
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Text: every source and whole log tails.")] = False,
 ) -> None:
     """Diagnose one workload (Run:ai) or workflow (OSMO)."""
     setup_logging(logging.DEBUG if debug else logging.WARNING)
@@ -217,7 +219,7 @@ def diagnose(
             return asyncio.run(answer(q, backends))
 
     report = run_guarded(run, debug)
-    emit(report, fmt)
+    emit(report, fmt, verbose)
 
 
 def _snapshot_kind(path: str) -> str | None:
@@ -263,8 +265,9 @@ def sandbox(
 
 
 def _register_subcommands() -> None:
-    from bot import cli_capture, cli_digest, cli_osmo, cli_slack
+    from bot import cli_capture, cli_digest, cli_doctor, cli_osmo, cli_slack
 
+    cli_doctor.register(app)
     cli_capture.register(app)
     cli_digest.register(app)
     cli_osmo.register(app)

@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.policy import DigestSchedule
-from diagnosis import digests
+from diagnosis import digests, metrics
 from diagnosis.digests import DigestAsk
 from handlers.digests import METADATA_TYPE, DigestDesk, DigestSurface
 
@@ -194,7 +194,9 @@ class DigestScheduler:
         }
         if await self.store.fenced_put(lease, self.owner, token, self._state(schedule), done, STATE_TTL):
             self.runs += 1
+            metrics.DIGEST_RUNS.labels("adopted" if failed is None else "posted" if ts else "skipped").inc()
         else:
+            metrics.DIGEST_RUNS.labels("lease_lost").inc()
             log.warning("digest %s: posted but the lease moved on before recording (the successor adopts it)", key)
 
 

@@ -10,7 +10,11 @@ polls faster than this many seconds, even with a user's cadence; default 5), ``W
 the sweep for orphaned watches; default 1, tests and demos use e.g. 0.01), ``WD_DIGEST_TICK`` (seconds
 between checks for a due scheduled digest, default 30) and ``WD_DIGEST_LEASE`` (seconds a replica's claim
 of a digest slot lasts without renewal, default 120), ``WD_REDIS_PREFIX`` (the prefix of every Redis key,
-default ``wd:``, so two bots can share one Redis).
+default ``wd:``, so two bots can share one Redis), ``WD_WATCH_TTL`` (seconds before an unfinished OSMO watch
+expires, default 604800 = 7 days), ``WD_LOG_FORMAT`` (``text`` or ``json``).
+
+:class:`BotEnv` (pydantic-settings) is the typed, documented list; ``docs/configuration.md`` is generated from it
+and from :class:`diagnosis.config.CoreEnv` (``python -m bot.settings``; tests/test_settings_reference.py checks it).
 
 The backends' settings (Run:ai, OSMO, and Tier 2: ``KUBECONFIG``, ``WD_KUBE_CONTEXTS``, ``WD_IN_CLUSTER_ID``)
 are read by :mod:`diagnosis.config`, at start-up too: a malformed one is named there.
@@ -21,7 +25,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from diagnosis.config import ConfigError
 
@@ -59,6 +66,111 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+class BotEnv(BaseSettings):
+    """The bot's environment, typed and documented (docs/configuration.md is generated from these fields).
+
+    Field names are the environment variables. Every value is read as given; :meth:`Settings.from_env`
+    turns an invalid one into one clear line naming the variable (the validators below)."""
+
+    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment is the mapping ``from_env`` is given (``os.environ`` unless a caller names one:
+        # tests, ``doctor``), passed as init values; never a second, hidden read of ``os.environ``.
+        return (init_settings,)
+
+    SLACK_BOT_TOKEN: str = Field("", description="Bot token (`xoxb-…`, OAuth & Permissions). Required by `serve`.")
+    SLACK_SIGNING_SECRET: str | None = Field(
+        None, description="Signing secret (Basic Information). Required in HTTP mode (`serve --http`)."
+    )
+    SLACK_APP_TOKEN: str | None = Field(
+        None, description="App-level token (`xapp-…`, scope `connections:write`). Required in Socket Mode."
+    )
+    REDIS_URL: str | None = Field(
+        None, description="`redis://`, `rediss://` or `unix://` URL of the shared state. Required by `serve`."
+    )
+    SLACK_API_URL: str = Field(DEFAULT_API_URL, description="Slack Web API base URL (tests point it at a mock).")
+    WD_POLICY_FILE: str | None = Field(
+        None, description="Access policy and per-channel defaults and digests (YAML). Unset: everyone may ask."
+    )
+    WD_RATE_LIMIT: int = Field(10, description="Diagnoses per user per minute, shared by every replica.")
+    WD_CONVERSATION_TTL: int = Field(3600, description="Seconds a follow-up question waits for its answer.")
+    WD_REDIS_PREFIX: str = Field("wd:", description="Prefix of every Redis key (two bots can share one Redis).")
+    WD_WATCH_MIN_INTERVAL: float = Field(
+        5.0, description="A watch never polls faster than this many seconds, even with a user's cadence."
+    )
+    WD_WATCH_SCALE: float = Field(
+        1.0, description="Multiplies every watch interval (cadence, minimum, sweep); tests and demos use 0.01."
+    )
+    WD_WATCH_TTL: float = Field(
+        604800.0, description="Seconds after which an OSMO watch expires unfinished (default 7 days)."
+    )
+    WD_WATCH_LEASE: float = Field(
+        90.0,
+        description="Seconds a replica's hold on a watch outlasts its next poll; a killed replica's watches are "
+        "carried on by another replica once it expires.",
+    )
+    WD_DIGEST_TICK: float = Field(30.0, description="Seconds between checks for a due scheduled digest.")
+    WD_DIGEST_LEASE: float = Field(
+        120.0, description="Seconds a replica's claim of a digest slot lasts without renewal."
+    )
+    WD_LOG_FORMAT: Literal["text", "json"] = Field(
+        "text", description="`json`: one JSON object per log line (the container image sets it)."
+    )
+
+    @field_validator("WD_RATE_LIMIT", "WD_CONVERSATION_TTL", mode="before")
+    @classmethod
+    def _whole(cls, value: Any, info: ValidationInfo) -> int:
+        return _int(
+            {info.field_name or "": value}, info.field_name or "", int(cls.model_fields[info.field_name or ""].default)
+        )
+
+    @field_validator(
+        "WD_WATCH_MIN_INTERVAL",
+        "WD_WATCH_SCALE",
+        "WD_WATCH_TTL",
+        "WD_WATCH_LEASE",
+        "WD_DIGEST_TICK",
+        "WD_DIGEST_LEASE",
+        mode="before",
+    )
+    @classmethod
+    def _positive(cls, value: Any, info: ValidationInfo) -> float:
+        name = info.field_name or ""
+        return _float({name: value}, name, float(cls.model_fields[name].default))
+
+    @field_validator("WD_LOG_FORMAT", mode="before")
+    @classmethod
+    def _log_format(cls, value: Any) -> str:
+        text = str(value or "text").strip().lower()
+        if text not in ("text", "json"):
+            raise SettingsError(f"WD_LOG_FORMAT must be text or json, not {value!r}")
+        return text
+
+    @classmethod
+    def read(cls, env: Mapping[str, str]) -> BotEnv:
+        """The settings in ``env`` (empty values count as unset); raises :class:`SettingsError` (one line)."""
+        given = {k: env[k] for k in cls.model_fields if env.get(k) not in (None, "")}
+        try:
+            return cls.model_validate(given)
+        except ValidationError as exc:
+            for error in exc.errors():
+                cause = (error.get("ctx") or {}).get("error")
+                if isinstance(cause, SettingsError):
+                    raise cause from None
+            first = exc.errors()[0]
+            name = ".".join(str(p) for p in first.get("loc") or ()) or "a setting"
+            raise SettingsError(f"{name}: {first.get('msg')}") from None
+
+
 @dataclass(frozen=True)
 class Settings:
     bot_token: str = ""
@@ -74,6 +186,9 @@ class Settings:
     watch_scale: float = 1.0
     digest_tick: float = 30.0
     digest_lease: float = 120.0
+    watch_ttl: float = 604800.0
+    watch_lease: float = 90.0
+    log_format: str = "text"
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
@@ -106,18 +221,65 @@ class Settings:
         policy = env.get("WD_POLICY_FILE") or None
         if policy and not os.path.exists(policy):
             raise SettingsError(f"WD_POLICY_FILE {policy!r} does not exist")
+        typed = BotEnv.read(env)
         return cls(
             bot_token=token,
-            signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
+            signing_secret=typed.SLACK_SIGNING_SECRET,
             app_token=app_token,
             redis_url=redis_url,
             api_url=api_url,
             policy_file=policy,
-            rate_limit=_int(env, "WD_RATE_LIMIT", 10),
-            conversation_ttl=_int(env, "WD_CONVERSATION_TTL", 3600),
-            key_prefix=env.get("WD_REDIS_PREFIX") or "wd:",
-            digest_tick=_float(env, "WD_DIGEST_TICK", 30.0),
-            digest_lease=_float(env, "WD_DIGEST_LEASE", 120.0),
-            watch_min_interval=_float(env, "WD_WATCH_MIN_INTERVAL", 5.0),
-            watch_scale=_float(env, "WD_WATCH_SCALE", 1.0),
+            rate_limit=typed.WD_RATE_LIMIT,
+            conversation_ttl=typed.WD_CONVERSATION_TTL,
+            key_prefix=typed.WD_REDIS_PREFIX,
+            digest_tick=typed.WD_DIGEST_TICK,
+            digest_lease=typed.WD_DIGEST_LEASE,
+            watch_min_interval=typed.WD_WATCH_MIN_INTERVAL,
+            watch_scale=typed.WD_WATCH_SCALE,
+            watch_ttl=typed.WD_WATCH_TTL,
+            watch_lease=typed.WD_WATCH_LEASE,
+            log_format=typed.WD_LOG_FORMAT,
         )
+
+
+def _kind(annotation: Any) -> str:
+    """A field's type for the reference table: ``text``, ``whole number``, ``number``, ``text or json``…"""
+    import typing
+
+    names = {str: "text", int: "whole number", float: "number", bool: "true/false"}
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is Literal:
+        return " or ".join(f"`{a}`" for a in args)
+    if args:
+        return _kind(args[0])
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def reference_markdown() -> str:
+    """docs/configuration.md: one table of every setting (bot and core), generated from the two models."""
+    from diagnosis.config import CoreEnv
+
+    lines = [
+        "# Configuration reference",
+        "",
+        "<!-- generated by `python -m bot.settings > docs/configuration.md`; tests/test_settings_reference.py checks"
+        " it -->",
+        "",
+        "Every setting is an environment variable. Secrets (tokens, client secrets) belong in the Kubernetes "
+        "Secret `workload-doctor`; the rest in the ConfigMap `workload-doctor-settings` (deploy/base). "
+        "An invalid value stops the bot at start-up with one line naming the variable; "
+        "`workload-doctor doctor` checks them all.",
+        "",
+        "| Variable | Type | Default | Used by | Description |",
+        "|---|---|---|---|---|",
+    ]
+    for used_by, model in (("bot", BotEnv), ("core", CoreEnv)):
+        for name, info in model.model_fields.items():
+            kind = _kind(info.annotation)
+            default = "—" if info.default in (None, "") else f"`{info.default}`"
+            lines.append(f"| `{name}` | {kind} | {default} | {used_by} | {info.description} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(reference_markdown(), end="")

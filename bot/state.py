@@ -33,6 +33,8 @@ from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 from redis.retry import Retry
 
+from diagnosis import metrics
+
 log = logging.getLogger(__name__)
 
 _ERRORS = (RedisError, OSError, TimeoutError)
@@ -167,6 +169,7 @@ class Store:
         return self.prefix + ":".join(parts)
 
     def _failed(self, op: str, exc: BaseException) -> None:
+        metrics.REDIS_ERRORS.labels(op).inc()
         if not self.down:
             log.warning(
                 "Redis unavailable (%s: %s): answering without cache, follow-up memory or shared dedup",

@@ -39,6 +39,9 @@ class Backends:
     kube: KubeConfig = field(default_factory=KubeConfig)
     osmo: OsmoConfig | None = None
     now: Callable[[], datetime] = utcnow
+    #: a conversation (Slack, the terminal twin) offers every listable answer of a follow-up question as a
+    #: choice, read from the control plane (the clusters, the projects holding that name); the CLI asks first
+    offer_choices: bool = False
 
     def system_for(self, question: Question) -> str:
         """``"osmo"`` for workflow questions (or when only OSMO is configured), else ``"runai"``."""
@@ -81,7 +84,9 @@ async def answer(question: Question, backends: Backends) -> Report:
         )
     from diagnosis.runai.procedure import diagnose_runai
 
-    return await diagnose_runai(question, backends.runai, backends.kube, now=backends.now())
+    return await diagnose_runai(
+        question, backends.runai, backends.kube, now=backends.now(), offer_choices=backends.offer_choices
+    )
 
 
 async def answer_digest(

@@ -60,7 +60,7 @@ _K8S_LOG = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)/l
 _K8S_EVENTS = re.compile(r"^/api/v1/(?:namespaces/(?P<ns>[^/]+)/)?events$")  # a pod's, or a node's (all namespaces)
 _K8S_NODE = re.compile(r"^/api/v1/nodes/(?P<name>[^/]+)$")
 _OSMO_WF = re.compile(r"^/api/workflow/(?P<id>[^/]+)$")
-_OSMO_SUB = re.compile(r"^/api/workflow/(?P<id>[^/]+)/(?P<sub>logs|events|spec)$")
+_OSMO_SUB = re.compile(r"^/api/workflow/(?P<id>[^/]+)/(?P<sub>logs|events|spec|error_logs)$")
 _OSMO_TASK = re.compile(r"^/api/workflow/(?P<id>[^/]+)/task/(?P<task>[^/]+)$")
 _OSMO_PREFIXES = ("/api/workflow", "/api/task", "/api/pool", "/api/resources")
 
@@ -400,6 +400,10 @@ def _osmo(reads: list[_Read], notes: _Notes) -> dict[str, Any]:
         elif m is not None and m["sub"] == "spec":
             key = "spec_template" if (read.param("use_template") or "").lower() == "true" else "spec"
             entry[key] = read.text() if read.ok else None
+        elif m is not None and m["sub"] == "error_logs":
+            task_name = read.param("task_name") or ""
+            if read.ok:
+                entry.setdefault("error_logs", {})[task_name] = read.text()
     for name, texts in events_by_task.items():
         entry = workflows[name]
         if "events" not in entry:
@@ -536,6 +540,12 @@ def _served_osmo(osmo: dict[str, Any], read: _Read) -> int | None:
         return 500 if entry.get("logs") is None else 200
     if sub == "events":
         return 500 if entry.get("events") is None else 200
+    if sub == "error_logs":
+        texts = entry.get("error_logs")
+        if not isinstance(texts, dict):
+            return 200  # the sandbox lets the task's log stand in for its error log
+        task, retry = read.param("task_name") or "", read.param("retry_id")
+        return 200 if task in texts or f"{task} retry-{retry}" in texts else 400
     template = (read.param("use_template") or "").lower() == "true"
     text = entry.get("spec_template") if template else entry.get("spec", entry.get("spec_template"))
     return 500 if text is None else 200

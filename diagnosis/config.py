@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 class ConfigError(ValueError):
@@ -268,3 +269,82 @@ class OsmoConfig:
             request_timeout=_float(env, "WD_REQUEST_TIMEOUT", 10.0),
             deadline=_float(env, "WD_DEADLINE", 60.0),
         )
+
+
+def __getattr__(name: str) -> Any:
+    """``CoreEnv`` is built on first use: the CLI's diagnoses never pay for importing pydantic-settings."""
+    if name == "CoreEnv":
+        globals()["CoreEnv"] = _core_env()
+        return globals()["CoreEnv"]
+    raise AttributeError(name)
+
+
+def _core_env() -> Any:
+    from pydantic import Field, ValidationError, ValidationInfo, field_validator
+    from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+    class CoreEnv(BaseSettings):
+        """The diagnosis core's environment, typed and documented (docs/configuration.md is generated from it).
+
+        :meth:`RunaiConfig.from_env`, :meth:`OsmoConfig.from_env` and :meth:`KubeConfig.from_env` read these
+        variables with their one-line errors; this model is their reference (tests check both agree)."""
+
+        model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
+
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            # The environment is the mapping ``from_env`` is given (``os.environ`` unless a caller names one:
+            # tests, ``doctor``), passed as init values; never a second, hidden read of ``os.environ``.
+            return (init_settings,)
+
+        RUNAI_BASE_URL: str | None = Field(
+            None, description="Run:ai control plane URL, e.g. `https://acme.run.ai`. Required for Run:ai."
+        )
+        RUNAI_CLIENT_ID: str | None = Field(None, description="Run:ai application (service account) client id.")
+        RUNAI_CLIENT_SECRET: str | None = Field(None, description="Run:ai application client secret.")
+        RUNAI_CONSOLE_URL: str | None = Field(None, description="Console URL for links (default: RUNAI_BASE_URL).")
+        RUNAI_WORKLOAD_URL_TEMPLATE: str | None = Field(
+            None, description="Deep link to one workload, e.g. `https://acme.run.ai/workloads/{workload_id}`."
+        )
+        OSMO_URL: str | None = Field(None, description="OSMO service URL. Required for OSMO workflows.")
+        OSMO_TOKEN: str | None = Field(None, description="OSMO access token (exchanged for a JWT).")
+        KUBECONFIG: str | None = Field(None, description="Tier 2 kubeconfig (optional; in a pod: in-cluster config).")
+        WD_KUBE_CONTEXTS: str | None = Field(
+            None,
+            description="YAML/JSON map (or a file holding it) of Run:ai cluster id or name to a kubeconfig "
+            "context or file: one Kubernetes API per cluster.",
+        )
+        WD_IN_CLUSTER_ID: str | None = Field(
+            None, description="The one Run:ai cluster (id or name) the pod's in-cluster config serves."
+        )
+        WD_REQUEST_TIMEOUT: float = Field(10.0, description="Seconds per HTTP request to Run:ai or OSMO.")
+        WD_DEADLINE: float = Field(60.0, description="Seconds per diagnosis.")
+
+        @field_validator("WD_REQUEST_TIMEOUT", "WD_DEADLINE", mode="before")
+        @classmethod
+        def _seconds(cls, value: Any, info: ValidationInfo) -> float:
+            name = info.field_name or ""
+            return _float({name: value}, name, float(cls.model_fields[name].default))
+
+        @classmethod
+        def read(cls, env: Mapping[str, str]) -> CoreEnv:
+            """The core's settings in ``env``; raises :class:`ConfigError` with one line naming the variable."""
+            given = {k: env[k] for k in cls.model_fields if env.get(k) not in (None, "")}
+            try:
+                return cls.model_validate(given)
+            except ValidationError as exc:
+                for error in exc.errors():
+                    cause = (error.get("ctx") or {}).get("error")
+                    if isinstance(cause, ConfigError):
+                        raise cause from None
+                first = exc.errors()[0]
+                raise ConfigError(f"{'.'.join(str(p) for p in first.get('loc') or ())}: {first.get('msg')}") from None
+
+    return CoreEnv

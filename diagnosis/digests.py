@@ -226,9 +226,12 @@ def top_text(items: Sequence[DigestItem]) -> str:
 
 
 def totals_text(digest: Digest) -> str:
-    """``18 failed: 1 recurring, 2 seen before; 312.5 GPU-hours lost (14 of 18 known); previous digest 12``."""
+    """``18 failed: 16 new, 2 seen before, 1 recurring; 312.5 GPU-hours lost (14 of 18 known); previous digest 12
+    (+6)``. *New* and *seen before* are about failure families across a channel's digests; *recurring* is two or
+    more failures of one workload inside this window (FORMAT.md)."""
     recurring = sum(1 for g in digest.groups for i in g.items if i.recurring)
-    text = f"{digest.failed} failed: {recurring} recurring, {len(digest.seen_before)} seen before"
+    seen = len(digest.seen_before)
+    text = f"{digest.failed} failed: {digest.failed - seen} new, {seen} seen before, {recurring} recurring"
     hours, known = digest.gpu_hours
     if known:
         text += f"; {hours:.1f} GPU-hours lost ({known} of {digest.failed} known)"

@@ -48,6 +48,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from diagnosis import metrics
 from diagnosis.redact import sanitize
 
 log = logging.getLogger(__name__)
@@ -324,6 +325,10 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     ) -> None:
         record = RequestRecord(request.method, request.url.path, status, seconds, attempt, started, error)
         self.records.append(record)
+        backend = metrics.backend_of(record.path)
+        metrics.request(backend, record.method, record.path, status if status is not None else error)
+        if attempt > 1:
+            metrics.retry(backend, record.path)
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "%s %s -> %s in %.3fs (attempt %d)",

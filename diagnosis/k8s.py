@@ -30,6 +30,7 @@ from kubernetes import config as k8s_config
 from kubernetes.client import rest as k8s_rest
 from kubernetes.client.rest import ApiException
 
+from diagnosis import metrics
 from diagnosis.config import KubeConfig
 from diagnosis.http import RECORDER, ReadOnlyViolation, RecordedResponse
 from diagnosis.units import parse_time
@@ -115,7 +116,17 @@ class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
 
     def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
         self.guard.check(method, url)
-        return super().request(method, url, *args, **kwargs)
+        path = self.guard.path(url)
+        try:
+            response = super().request(method, url, *args, **kwargs)
+        except ApiException as exc:
+            metrics.request("kubernetes", method, path, exc.status or "error")
+            raise
+        except Exception as exc:
+            metrics.request("kubernetes", method, path, type(exc).__name__)
+            raise
+        metrics.request("kubernetes", method, path, getattr(response, "status", None) or "ok")
+        return response
 
 
 class ReadOnlyApiClient(k8s_client.ApiClient):

@@ -6,15 +6,24 @@ The CLI, ``/diagnose``, mentions, follow-up replies and the terminal twin all bu
 Rules (FORMAT.md "Questions"): explicit values win over text; a value is taken from the text
 only when named unambiguously ("in project nlp", "on cluster dgx-prod", ``project=nlp``);
 ``intent: null`` is inferred from the words of a current symptom; lookback defaults to 7 days.
+
+The parser proposes, the control plane decides (issue 11 §1): :func:`mentions` lists every candidate
+with its span (Kubernetes-name shaped tokens, UUIDs, project/cluster mentions, bare "in X" / "on X"
+scopes, symptom words, lookback). An ordinary English word is recognised by its frequency in
+``wordfreq``'s list, never by a stopword list of ours, and is a workload name only when a workload of
+exactly that name exists. :mod:`diagnosis.runai.resolve` checks the candidates against the API.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+from wordfreq import zipf_frequency
 
 Intent = Literal["terminal", "current"]
 Kind = Literal["runai", "osmo_status", "osmo_list", "osmo_explain", "osmo_watch", "help"]
@@ -28,76 +37,35 @@ _CURRENT_WORDS = re.compile(
     r"\bmount|containercreating|\bcurrently\b|right now"
 )
 _LOOKBACK_RE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$", re.I)
-_STOPWORDS = {
-    "my",
-    "the",
-    "a",
-    "an",
-    "this",
-    "that",
-    "it",
-    "its",
-    "workload",
-    "workloads",
-    "job",
-    "jobs",
-    "pod",
-    "pods",
-    "training",
-    "train",
-    "run",
-    "workspace",
-    "notebook",
-    "pending",
-    "failed",
-    "fail",
-    "crash",
-    "crashed",
-    "why",
-    "what",
-    "did",
-    "does",
-    "is",
-    "was",
-    "and",
-    "or",
-    "in",
-    "on",
-    "of",
-    "for",
-    "to",
-    "with",
-    "me",
-    "please",
-    "check",
-    "can",
-    "you",
-    "happened",
-    "stopped",
-    "killed",
-    "crashloopbackoff",
-    "imagepullbackoff",
-    "status",
-    "project",
-    "cluster",
-    "again",
-    "still",
-    "stuck",
-    "there",
-    "here",
-    "today",
-    "yesterday",
-    "workflow",
-    "workflows",
-    "task",
-    "hi",
-    "hey",
-    "help",
-    "diagnose",
-    "error",
-    "errors",
-    "wrong",
-}
+#: Words of this domain that are never workload names although no English word list has them (Kubernetes
+#: reasons, product names). English words are recognised by :func:`is_word` (``wordfreq``), not listed here.
+_DOMAIN_WORDS = frozenset(
+    {
+        "crashloopbackoff",
+        "imagepullbackoff",
+        "errimagepull",
+        "oomkilled",
+        "containercreating",
+        "createcontainerconfigerror",
+        "runai",
+        "run:ai",
+        "osmo",
+        "k8s",
+        "kubectl",
+        "gpu",
+        "gpus",
+        "workload",
+        "workloads",
+        "workflow",
+        "workflows",
+        "lookback",
+    }
+)
+#: A purely alphabetic token this frequent in English (Zipf scale, wordfreq) is an ordinary word: "been" 6.3,
+#: "job" 5.5, "nightly" 3.5, "baseline" 3.7. Names such as "resnet" (1.4) or "llama" (3.0) are below it.
+WORD_ZIPF = 3.1
+#: Ordinary words as frequent as this are function words; they are not looked up even as a last resort.
+COMMON_ZIPF = 5.0
 
 
 class QuestionError(ValueError):
@@ -138,6 +106,15 @@ class Question(BaseModel):
     lookback: str | None = "7d"
     workflow_id: str | None = None
     kind: Kind = "runai"
+    #: Possible workload names read from the text, best first (issue 11 §1): resolution looks them up and the
+    #: one that exists decides. ``workload_name`` is set when the text leaves no doubt (one candidate).
+    candidates: list[str] = Field(default_factory=list)
+    #: ``X`` of a bare "in X" / "on X": a project or a cluster when it equals the name of one that exists.
+    scopes: list[str] = Field(default_factory=list)
+    #: UUIDs in the text: each is a cluster when it is one of the clusters, else a workload id.
+    uuids: list[str] = Field(default_factory=list)
+    #: English words of the text that name a workload only if one of exactly that name exists ("nightly").
+    words: list[str] = Field(default_factory=list)
 
     def merged(self, other: Question) -> Question:
         """Values of ``self`` win; missing ones are filled from ``other``."""
@@ -145,7 +122,7 @@ class Question(BaseModel):
         for key, value in self.model_dump().items():
             if key == "kind" and value == "runai" and data.get("kind") not in (None, "runai"):
                 continue  # "runai" is the default kind: a specific kind parsed elsewhere wins over it
-            if value not in (None, ""):
+            if value not in (None, "", []):
                 data[key] = value
         return Question.model_validate(data)
 
@@ -191,6 +168,7 @@ _CLUSTER_RES = [
     re.compile(rf"(?i)\bcluster\s*[=:]\s*({_NAME})"),
     re.compile(rf"(?i)\b(?:on|in|at|from)\s+(?:the\s+)?cluster\s+({_NAME})"),
     re.compile(rf"(?i)\b(?:on|in)\s+({_NAME})\s+cluster\b"),
+    re.compile(rf"(?i)\bcluster\s+({_NAME})\b"),
 ]
 _LOOKBACK_TEXT = re.compile(r"(?i)\blookback\s*[=:]\s*(\S+)")
 _WORKLOAD_RES = [
@@ -234,37 +212,133 @@ _OSMO_STATUS_OF = re.compile(rf"(?i)\bstatus\s+(?:of|for|on)\s+(?:the\s+|my\s+)?
 _RUNAI_WORDS = re.compile(r"(?i)\b(?:workloads?|jobs?|pods?|workspaces?|notebooks?|project|cluster|run:?ai)\b")
 
 
-def _first(patterns: list[re.Pattern[str]], text: str) -> str | None:
+def is_word(token: str) -> bool:
+    """An ordinary English word ("been", "job", "again", "nightly"), by its frequency in ``wordfreq``'s list, or a
+    word of this domain that is never a name (``CrashLoopBackOff``). Tokens with a digit, ``-`` or ``.`` never are."""
+    low = token.lower()
+    if low in _DOMAIN_WORDS:
+        return True
+    if not low.isalpha():
+        return False
+    return len(low) < 2 or zipf_frequency(low, "en") >= WORD_ZIPF
+
+
+def _filler(token: str) -> bool:
+    """A word too common to be a project, cluster or scope name ("the", "my", "it"), by ``wordfreq``."""
+    low = token.lower()
+    return low in _DOMAIN_WORDS or (low.isalpha() and zipf_frequency(low, "en") >= 6.5)
+
+
+def _function_word(token: str) -> bool:
+    return token.lower() in _DOMAIN_WORDS or (token.isalpha() and zipf_frequency(token.lower(), "en") >= COMMON_ZIPF)
+
+
+def _first(patterns: list[re.Pattern[str]], text: str, reject: Callable[[str], bool] = is_word) -> str | None:
     for pattern in patterns:
         m = pattern.search(text)
         if m:
             value = next((g for g in m.groups() if g), None)
-            if value and value.lower() not in _STOPWORDS:
+            if value and not reject(value):
                 return value
     return None
+
+
+@dataclass(frozen=True)
+class Mention:
+    """One thing the text names, with its span in the cleaned text: ``kind`` is ``uuid``, ``project``,
+    ``cluster``, ``scope`` (a bare "in X" / "on X"), ``lookback``, ``symptom``, ``name`` (a Kubernetes-name
+    shaped token that is not an English word) or ``word`` (an English word: a name only if it exists)."""
+
+    kind: str
+    value: str
+    start: int
+    end: int
+
+
+_TOKEN_RE = re.compile(r"(?<![\w.:/=-])[a-z0-9](?:[a-z0-9._-]{0,251}[a-z0-9])?(?![\w:/=-]|\.\w)", re.I)
+_NUMBER_LIKE = re.compile(r"(?i)^(?:[0-9][0-9.:]*|[0-9]+(?:s|m|h|d|w|min|mins|gb|gi|mi|x)|[0-9]+(?:st|nd|rd|th))$")
+_SCOPE_RE = re.compile(rf"(?i)\b(?:in|on|under|from)\s+(?:the\s+)?(?!(?:project|cluster)\b)({_NAME})")
+_SYMPTOM_RE = re.compile(
+    r"(?i)crashloopbackoff|imagepullbackoff|errimagepull|oomkilled|containercreating|\bpending\b|\bstuck\b"
+)
+
+
+def mentions(cleaned: str) -> list[Mention]:
+    """Every candidate the text holds, with spans, in text order (issue 11 §1). Nothing here is decided:
+    :mod:`diagnosis.runai.resolve` checks names against the control plane."""
+    out: list[Mention] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: str, value: str, start: int, end: int) -> None:
+        out.append(Mention(kind, value, start, end))
+        taken.append((start, end))
+
+    for m in UUID_RE.finditer(cleaned):
+        add("uuid", m.group(0).lower(), m.start(), m.end())
+    for kind, patterns in (("project", _PROJECT_RES), ("cluster", _CLUSTER_RES)):
+        for pattern in patterns:
+            for m in pattern.finditer(cleaned):
+                if not _filler(m.group(1)):
+                    add(kind, m.group(1), m.start(1), m.end(1))
+    for m in _LOOKBACK_TEXT.finditer(cleaned):
+        add("lookback", m.group(1), m.start(), m.end())
+    for m in _SYMPTOM_RE.finditer(cleaned):
+        out.append(Mention("symptom", m.group(0).lower(), m.start(), m.end()))
+    for m in _SCOPE_RE.finditer(cleaned):
+        scope = m.group(1)
+        if not any(s <= m.start(1) < e for s, e in taken) and not (
+            scope.isalpha() and zipf_frequency(scope, "en") >= 6.5
+        ):
+            add("scope", m.group(1), m.start(1), m.end(1))
+    for m in _TOKEN_RE.finditer(cleaned):
+        token = m.group(0)
+        if any(s < m.end() and m.start() < e for s, e in taken) or _NUMBER_LIKE.match(token):
+            continue
+        if is_word(token):
+            if not _function_word(token) and token.lower() not in _DOMAIN_WORDS:
+                out.append(Mention("word", token.lower(), m.start(), m.end()))
+        else:
+            out.append(Mention("name", token.lower(), m.start(), m.end()))
+    return sorted(out, key=lambda x: x.start)
+
+
+#: At most this many workload candidates are looked up (concurrently) for one question.
+MAX_CANDIDATES = 5
+MAX_WORDS = 3
 
 
 def parse_text(text: str | None) -> Question:
     """Extract what the text names unambiguously. Never guesses a cluster or project.
 
     Returns a :class:`Question` whose unset fields are None; ``intent`` stays None (it is
-    inferred later by :meth:`Question.effective_intent` so that explicit values win).
+    inferred later by :meth:`Question.effective_intent` so that explicit values win). The workload
+    candidates, bare scopes and UUIDs are kept (``candidates``, ``words``, ``scopes``, ``uuids``) for
+    resolution against the control plane.
     """
     raw = (text or "").strip()
     # Slack wraps user mentions and links in <...>; drop mentions, keep link text.
     cleaned = re.sub(r"<@[A-Z0-9]+(?:\|[^>]*)?>", " ", raw)
     cleaned = re.sub(r"<(?:https?://[^|>]*\|)?([^>]*)>", r"\1", cleaned)
-    cleaned = re.sub(r"[?!,;()\[\]{}`\"*]+", " ", cleaned)
+    cleaned = re.sub(r":[a-z0-9_+-]+:", " ", cleaned)  # Slack emoji codes (:fire:)
+    cleaned = re.sub(r"[?!,;]+", " | ", cleaned)  # a sentence break: "in nlp? cluster X" is not "nlp cluster"
+    cleaned = re.sub(r"[()\[\]{}`\"*“”]+", " ", cleaned).replace("’", "'")
+    cleaned = re.sub(r"[^\x00-\x7f]+", " ", cleaned)  # emoji and other symbols
     q = Question(text=raw or None, lookback=None)
     if not cleaned.strip():
         return q
-    m = UUID_RE.search(cleaned)
-    if m:
-        q.workload_id = m.group(0).lower()
-    q.project = _first(_PROJECT_RES, cleaned)
-    q.cluster = _first(_CLUSTER_RES, cleaned)
+    found = mentions(cleaned)
+    q.uuids = list(dict.fromkeys(m.value for m in found if m.kind == "uuid"))
+    q.project = _first(_PROJECT_RES, cleaned, _filler)
+    q.cluster = _first(_CLUSTER_RES, cleaned, _filler)
+    if q.cluster and UUID_RE.fullmatch(q.cluster):
+        q.cluster_id, q.cluster = q.cluster.lower(), None
+    ids = [u for u in q.uuids if u != q.cluster_id]
+    if ids:
+        q.workload_id = ids[0]
+    q.scopes = list(dict.fromkeys(m.value for m in found if m.kind == "scope" and m.value != (q.cluster or "")))
     if q.cluster is None:
-        hints = [h for h in re.findall(rf"(?i)\bon\s+({_NAME})", cleaned) if h.lower() not in _STOPWORDS]
+        hints = [h for h in re.findall(rf"(?i)\bon\s+({_NAME})", cleaned) if not is_word(h)]
+        hints = [h for h in hints if not UUID_RE.fullmatch(h)]
         if hints:
             q.cluster_hint = hints[0]
     lb = _LOOKBACK_TEXT.search(cleaned)
@@ -272,13 +346,28 @@ def parse_text(text: str | None) -> Question:
         q.lookback = lb.group(1)
     if _parse_osmo(q, cleaned):
         return q
-    if q.workload_id is None:
-        without = cleaned
-        for pattern in _PROJECT_RES + _CLUSTER_RES:
-            without = pattern.sub(" ", without)
-        name = _first(_WORKLOAD_RES, without)
-        if name and not UUID_RE.fullmatch(name):
-            q.workload_name = name
+    # candidates are kept even beside a UUID: the UUID may turn out to be the cluster
+    without = cleaned
+    for pattern in _PROJECT_RES + _CLUSTER_RES:
+        without = pattern.sub(" ", without)
+    pick = _first(_WORKLOAD_RES, without, lambda v: _function_word(v) or bool(UUID_RE.fullmatch(v)))
+    scopes = {s.lower() for s in q.scopes} | {(q.cluster_hint or "").lower()}
+    names = [m.value for m in found if m.kind == "name" and m.value not in scopes]
+    names.sort(key=lambda n: not re.search(r"[0-9.-]", n))  # names with a digit, "-" or "." first
+    words = sorted(
+        {m.value for m in found if m.kind == "word" and m.value not in scopes},
+        key=lambda w: (zipf_frequency(w, "en"), w),
+    )
+    if pick and not is_word(pick):
+        names.insert(0, pick.lower())
+    elif pick:
+        words.insert(0, pick.lower())
+    q.candidates = list(dict.fromkeys(names))[:MAX_CANDIDATES]
+    q.words = list(dict.fromkeys(words))[:MAX_WORDS] if not q.candidates else []
+    if len(q.candidates) == 1:
+        q.workload_name = q.candidates[0] if pick is None or pick.lower() != q.candidates[0] else pick
+    if q.workload_name:
+        q.workload_name = q.workload_name.lower() if q.workload_name.lower() == q.candidates[0] else q.workload_name
     _osmo_by_id(q, cleaned)
     return q
 
@@ -287,7 +376,7 @@ def _osmo_name(match: re.Match[str] | None) -> str | None:
     if match is None:
         return None
     value = next((g for g in match.groups() if g), None)
-    return value if value and value.lower() not in _STOPWORDS else None
+    return value if value and not is_word(value) else None
 
 
 def _parse_osmo(q: Question, cleaned: str) -> bool:
@@ -322,6 +411,6 @@ def _osmo_by_id(q: Question, cleaned: str) -> None:
         candidate = status_of if status_of and _OSMO_ID.fullmatch(status_of) else None
     if candidate is None:
         m = _OSMO_ID.search(cleaned)
-        candidate = m.group(1) if m and m.group(1).lower() not in _STOPWORDS else None
+        candidate = m.group(1) if m and not is_word(m.group(1)) else None
     if candidate:
         q.kind, q.workflow_id = "osmo_status", candidate

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from diagnosis.report import Outcome, Report
+from diagnosis.report import Outcome, Report, recurrence_phrase, source_label
 
 _OUTCOME_TITLES: dict[Outcome, str] = {
     Outcome.DIAGNOSED: "DIAGNOSED",
@@ -77,13 +77,35 @@ def identity_lines(report: Report) -> list[tuple[str, str]]:
     return [(k, v) for k, v in pairs if v]
 
 
-def render_text(report: Report) -> str:
-    """The full plain-text report: verdict first, then identity, evidence, recurrence, next action, gaps, links."""
-    out: list[str] = [verdict_title(report), report.headline, ""]
+def key_fact_lines(report: Report) -> list[tuple[str, str]]:
+    """The card's key facts (exit code, node, recurrence, peak vs limit…), in the card's words."""
+    from handlers.card import key_facts
+
+    return key_facts(report)
+
+
+def render_text(report: Report, *, verbose: bool = False) -> str:
+    """The plain-text report in the card's order: verdict, key facts, next action, then the evidence
+    (raw values quoted verbatim), recurrence, gaps, excerpts and links. Sources are short labels unless
+    ``verbose`` (every call in full, and whole log tails instead of the lines around the error)."""
+    from handlers.card import focus_log, header_text, is_log
+
+    title = verdict_title(report)
+    words = header_text(report).split(" ", 1)[-1]
+    out: list[str] = [f"{title} — {words}", report.headline, ""]
     if report.outcome == Outcome.NEEDS_INPUT and report.question:
         out += [f"Question: {report.question}", ""]
         if report.choices:
             out += ["Choices:"] + [f"  - {c.label} ({c.field}={c.value})" for c in report.choices] + [""]
+    facts = key_fact_lines(report)
+    if facts:
+        width = max(len(k) for k, _ in facts)
+        out += [f"{k.ljust(width)} : {v}" for k, v in facts] + [""]
+    if report.next_action:
+        out += [f"Next action (recommended, not performed): {report.next_action}", ""]
+    if report.confidence is not None:
+        basis = "; ".join(report.confidence.signals)
+        out += [f"Evidence strength: {report.confidence.level}" + (f" ({basis})" if basis else ""), ""]
     ident = identity_lines(report)
     if ident:
         width = max(len(k) for k, _ in ident)
@@ -92,16 +114,14 @@ def render_text(report: Report) -> str:
         out.append("Evidence:")
         for item in report.evidence:
             when = f" at {fmt_time(item.at)}" if item.at else ""
-            out.append(f"  - {item.label}: {item.value}{when}  [{item.source}]")
+            src = item.source if verbose else source_label(item.source)
+            out.append(f"  - {item.label}: {item.value}{when}  [{src}]")
         out.append("")
     if report.recurrence is not None:
         rec = report.recurrence
-        days = rec.lookback_seconds / 86400
-        span = f"{days:g}d" if days >= 1 else f"{rec.lookback_seconds // 3600}h"
         what = rec.category or "failure"
-        line = f"Recurrence: {rec.count} {what} occurrence(s) in the last {span}"
-        line += " (recurring)" if rec.recurring else " (not recurring)"
-        out.append(line)
+        state = "recurring" if rec.recurring else "not recurring"
+        out.append(f"Recurrence: {recurrence_phrase(rec)} ({what}, {state})")
         for ts in rec.occurrences:
             out.append(f"  - {fmt_time(ts)}")
         out.append("")
@@ -118,18 +138,17 @@ def render_text(report: Report) -> str:
         out.append(f"Note: {note}")
     if report.notes:
         out.append("")
-    if report.confidence is not None:
-        basis = "; ".join(report.confidence.signals)
-        out += [f"Evidence strength: {report.confidence.level}" + (f" ({basis})" if basis else ""), ""]
-    if report.next_action:
-        out += [f"Next action (recommended, not performed): {report.next_action}", ""]
     if report.gaps:
         out.append("Could not see:")
         out += [f"  - {g.what}: {g.why}" for g in report.gaps]
         out.append("")
     for ex in report.excerpts:
-        out.append(f"{ex.title} [{ex.source}]:")
-        out += ["  | " + line for line in ex.text.splitlines()]
+        if is_log(ex.title) and not verbose:
+            out.append(f"{ex.title}, the lines around the error [{source_label(ex.source)}] (--verbose: all):")
+            out += ["  | " + line for line in focus_log(ex.text).splitlines()]
+        else:
+            out.append(f"{ex.title} [{ex.source}]:")
+            out += ["  | " + line for line in ex.text.splitlines()]
         out.append("")
     if report.links:
         out.append("Links:")
@@ -138,11 +157,15 @@ def render_text(report: Report) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def to_json(report: Report, blocks: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def to_json(
+    report: Report, blocks: list[dict[str, Any]] | None = None, thread: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The ``--format json`` object: outcome, category, recurring, occurrences, question, evidence,
-    gaps, report_text, blocks, plus the whole report under ``report``."""
+    gaps, report_text (the verbose text: every source, whole log tails), blocks (the card), thread (the
+    messages the bot posts in the thread, at once or by the Evidence and Logs buttons), plus the whole
+    report under ``report``."""
     data = report.model_dump(mode="json")
-    text = render_text(report)
+    text = render_text(report, verbose=True)
     return {
         "outcome": report.outcome.value,
         "category": report.category.value if report.category else None,
@@ -155,5 +178,6 @@ def to_json(report: Report, blocks: list[dict[str, Any]] | None = None) -> dict[
         "gaps": data["gaps"],
         "report_text": report.question if report.outcome == Outcome.NEEDS_INPUT and report.question else text,
         "blocks": blocks or [],
+        "thread": thread or [],
         "report": data,
     }

@@ -160,6 +160,21 @@ class Recurrence(_Sanitized):
         return self.count >= 2
 
 
+def lookback_phrase(seconds: int) -> str:
+    """``604800`` -> ``"7 days"``, ``129600`` -> ``"36 hours"``."""
+    if seconds % 86400 == 0 and seconds >= 86400:
+        days = seconds // 86400
+        return f"{days} day" + ("s" if days != 1 else "")
+    hours = max(1, round(seconds / 3600))
+    return f"{hours} hour" + ("s" if hours != 1 else "")
+
+
+def recurrence_phrase(rec: Recurrence) -> str:
+    """``"failed 2 times in the last 7 days"`` (issue 13 §2: a count of failures, not "occurrence(s)")."""
+    times = "once" if rec.count == 1 else f"{rec.count} times"
+    return f"failed {times} in the last {lookback_phrase(rec.lookback_seconds)}"
+
+
 _SOURCE_LABELS: tuple[tuple[str, str], ...] = (
     ("kubectl describe pod", "pod status"),
     ("kubectl describe node", "node status"),
@@ -170,6 +185,12 @@ _SOURCE_LABELS: tuple[tuple[str, str], ...] = (
     ("/pods", "pods"),
     ("/metrics", "metrics"),
     ("/api/v1/workloads/", "workload status"),
+    ("logs of task", "task logs"),
+    ("/logs", "workflow logs"),
+    ("/api/pool_quota", "pool quota"),
+    ("/api/resources", "resources"),
+    ("/api/task", "task status"),
+    ("/api/workflow", "workflow status"),
 )
 
 

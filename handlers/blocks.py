@@ -28,15 +28,14 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     ButtonElement,
     ContextBlock,
-    DividerBlock,
     HeaderBlock,
     MarkdownTextObject,
     PlainTextObject,
     SectionBlock,
 )
 
-from diagnosis.render import fmt_time, identity_lines, verdict_title
-from diagnosis.report import Outcome, Report
+from diagnosis.render import fmt_time
+from diagnosis.report import Outcome, Report, recurrence_phrase, source_label
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -128,8 +127,12 @@ def mrkdwn(text: str, limit: int = MAX_SECTION) -> MarkdownTextObject:
 
 
 def fallback_text(report: Report) -> str:
-    """The top-level ``text`` of a message (notifications, screen readers), escaped."""
-    return prose(clip(f"{verdict_title(report)}: {report.headline}", MAX_FALLBACK))
+    """The top-level ``text`` of a message (notifications, screen readers, search), escaped: the verdict in
+    words, the category name and the verdict sentence."""
+    from handlers.card import header_text
+
+    head = header_text(report) + (f" ({report.category.value})" if report.category is not None else "")
+    return prose(clip(f"{head}: {report.headline}", MAX_FALLBACK))
 
 
 def block_chars(block: dict[str, Any]) -> int:
@@ -183,6 +186,11 @@ class Rendered:
     main: Message
     thread: list[Message] = field(default_factory=list)
     snippets: list[Snippet] = field(default_factory=list)
+    #: what the Evidence button posts in the thread (messages, and snippets for text too long for them)
+    evidence: list[Message] = field(default_factory=list)
+    evidence_files: list[Snippet] = field(default_factory=list)
+    #: what the Logs button uploads in the thread
+    logs: list[Snippet] = field(default_factory=list)
 
 
 class Budget:
@@ -285,8 +293,8 @@ def _table_plain(title: str, columns: list[str], rows: list[list[str]]) -> str:
     widths = [len(c) for c in columns]
     for row in rows:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False))]
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) for row in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=False)).rstrip()]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip() for row in rows]
     return "\n".join(lines)
 
 
@@ -326,142 +334,212 @@ def choice_blocks(report: Report, thread_ts: str | None = None) -> list[dict[str
     return out
 
 
-@dataclass
-class _Item:
-    order: int
-    priority: int
-    blocks: list[dict[str, Any]]
-    overflow: list[Overflow] = field(default_factory=list)
-    fallback: list[dict[str, Any]] | None = None  # a smaller version when the full one does not fit
+_REPEAT = re.compile(r"\s*\(x(\d+), first ([^,]+), last ([^)]+)\)")
+
+
+def _fact_line(fact: Any, full: bool = False) -> str:
+    """One deduplicated evidence line: card style (short source label) or thread style (full call)."""
+    from handlers.card import card_time, short_times
+
+    item = fact.item
+    rep = _REPEAT.search(item.value)
+    value = item.value if full else short_times(clip(_REPEAT.sub("", item.value), 160))
+    line = f"• *{prose(item.label)}:* `{inline(value)}`"
+    first = card_time(fact.first) if fact.first else None
+    last = card_time(fact.last) if fact.last else None
+    if not full and rep:
+        first, last = short_times(rep.group(2)).strip(), short_times(rep.group(3)).replace(" UTC", "").strip()
+        first, last = first + " UTC", last + " UTC"
+    if fact.count > 1 and first and last and first != last:
+        line += f" ×{fact.count} (first {first}, last {last})"
+    elif fact.count > 1:
+        line += f" ×{fact.count}" + (f" at {last}" if last else "")
+    elif item.at:
+        line += f" at {card_time(item.at)}"
+    if full:
+        line += "\n   " + "; ".join(f"`{inline(src)}`" for src in fact.sources)
+    else:
+        labels = list(dict.fromkeys(source_label(src) for src in fact.sources))
+        line += f" · _{prose(', '.join(labels))}_"
+    return line
+
+
+def _evidence_overflow(report: Report) -> list[Overflow]:
+    """Everything the card leaves out, as the Evidence button posts it (full quotes, full sources)."""
+    from handlers.card import dedupe, focus_log, is_log
+
+    out: list[Overflow] = []
+    if report.evidence:
+        lines = []
+        for fact in dedupe(report.evidence):
+            item = fact.item
+            line = f"- {item.label}: {item.value}"
+            if fact.count > 1 and fact.first and fact.last and fact.first != fact.last:
+                line += f"  (x{fact.count}, first {fmt_time(fact.first)}, last {fmt_time(fact.last)})"
+            elif item.at:
+                line += f" at {fmt_time(item.at)}"
+            line += "\n    source: " + "; ".join(fact.sources)
+            for other in fact.others:
+                when = f" at {fmt_time(other.at)}" if other.at else ""
+                line += f"\n    same as {other.label}: {other.value}{when}  [{other.source}]"
+            lines.append(line)
+        out.append(Overflow("Evidence (full, with sources)", "\n".join(lines)))
+    if report.confidence is not None and report.confidence.signals:
+        basis = "\n".join(f"- {s}" for s in report.confidence.signals)
+        out.append(Overflow(f"Evidence strength: {report.confidence.level}", basis))
+    if report.recurrence is not None and report.recurrence.occurrences:
+        rec = report.recurrence
+        times = "\n".join(fmt_time(t) for t in rec.occurrences)
+        out.append(Overflow(f"Recurrence: {recurrence_phrase(rec)} ({rec.category or 'failure'})", times))
+    if report.gaps:
+        out.append(Overflow("Could not see", "\n".join(f"- {g.what}: {g.why}" for g in report.gaps)))
+    if report.notes:
+        out.append(Overflow("Notes", "\n".join(f"- {n}" for n in report.notes)))
+    for table in report.tables:
+        out.append(Overflow(table.title, _table_plain(table.title, table.columns, table.rows)))
+    for ex in report.excerpts:
+        if is_log(ex.title):
+            out.append(Overflow("Log lines around the error (Logs: the whole tail)", focus_log(ex.text), ex.source))
+        else:
+            out.append(Overflow(ex.title, ex.text, ex.source))
+    return out
+
+
+def _log_snippets(report: Report) -> list[Snippet]:
+    from handlers.card import is_log
+
+    snippets = []
+    for ex in report.excerpts:
+        if is_log(ex.title):
+            name = "".join(ch if ch.isalnum() else "-" for ch in ex.title.lower()).strip("-") or "log"
+            snippets.append(Snippet(title=f"{ex.title} ({ex.source})", filename=f"{name}.txt", content=ex.text))
+    return snippets
+
+
+def _card_buttons(report: Report, value: str | None, has_logs: bool) -> list[dict[str, Any]]:
+    from handlers.card import EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION
+
+    elements: list[ButtonElement] = []
+    if value is not None:
+        elements.append(
+            ButtonElement(
+                text=PlainTextObject(text="Evidence"), action_id=EVIDENCE_ACTION, value=value, style="primary"
+            )
+        )
+        if has_logs:
+            elements.append(ButtonElement(text=PlainTextObject(text="Logs"), action_id=LOGS_ACTION, value=value))
+        elements.append(
+            ButtonElement(text=PlainTextObject(text="Re-diagnose"), action_id=REDIAGNOSE_ACTION, value=value)
+        )
+    links = [link for link in report.links if link.url.startswith(("http://", "https://")) and len(link.url) <= 3000]
+    for i, link in enumerate(links[: 25 - len(elements)]):
+        elements.append(
+            ButtonElement(
+                text=PlainTextObject(text=clip(plain(link.label), MAX_BUTTON_TEXT)),
+                url=link.url,
+                action_id=f"wd_link_{i}",
+            )
+        )
+    if not elements:
+        return []
+    return [ActionsBlock(block_id="wd_card_actions", elements=elements).to_dict()]
 
 
 def render_report(report: Report, *, thread_ts: str | None = None, footer: str | None = None) -> Rendered:
-    """The whole rendering: main message within the budget, thread replies and snippets for the rest."""
-    items: list[_Item] = []
-    order = iter(range(1000))
+    """The compact card (:mod:`handlers.card`) as the main message; what the Evidence and Logs buttons
+    post in :attr:`Rendered.evidence` / :attr:`Rendered.logs`. Without anything to re-read (no workload or
+    workflow id) there are no such buttons, and the same messages are posted in the thread at once."""
+    from handlers.card import (
+        CARD_MAX_BLOCKS,
+        CARD_MAX_CHARS,
+        context_text,
+        header_text,
+        key_facts,
+        target_value,
+        text_chars,
+        why_facts,
+    )
 
-    def add(
-        priority: int,
-        blocks: list[dict[str, Any]],
-        overflow: list[Overflow] | None = None,
-        fallback: list[dict[str, Any]] | None = None,
-    ) -> None:
-        items.append(_Item(next(order), priority, blocks, overflow or [], fallback))
-
-    title = clip(plain(verdict_title(report)), MAX_HEADER)
-    add(0, [HeaderBlock(text=PlainTextObject(text=title)).to_dict()])
-    add(0, [_section(clip(prose(report.headline), MAX_SECTION))])
-    if report.outcome == Outcome.NEEDS_INPUT:
-        add(1, choice_blocks(report, thread_ts))
+    value = target_value(report)
+    logs = _log_snippets(report)
+    # (block, optional): optional blocks are left out, last first, until the card fits its budget
+    parts: list[tuple[dict[str, Any], bool]] = []
+    parts.append(
+        (HeaderBlock(text=PlainTextObject(text=clip(plain(header_text(report)), MAX_HEADER))).to_dict(), False)
+    )
+    parts.append((_section(clip(prose(report.headline), 600)), False))
+    if report.outcome == Outcome.NEEDS_INPUT or report.choices:  # not_found suggestions, "the failed run I found"
+        parts += [(b, False) for b in choice_blocks(report, thread_ts)]
     elif report.question:
-        add(1, [_section(clip("*Question:* " + prose(report.question), MAX_SECTION))])
-    ident = identity_lines(report)
-    if ident:
-        fields = [mrkdwn(f"*{escape(k)}*\n{escape(v)}", MAX_FIELD) for k, v in ident[:MAX_FIELDS]]
-        add(1, [SectionBlock(fields=fields).to_dict()])
+        parts.append((_section(clip("*Question:* " + prose(report.question), 300)), False))
+    facts = key_facts(report)
+    if facts:
+        fields = [mrkdwn(f"*{escape(k)}*\n{prose(clip(v, 120))}", MAX_FIELD) for k, v in facts]
+        parts.append((SectionBlock(fields=fields).to_dict(), False))
+    why = why_facts(report)
+    failed = report.outcome in (Outcome.DIAGNOSED, Outcome.FAILED)
+    why_title = "*Why we think so*\n" if failed else "*Key evidence*\n"
+    why_at = len(parts)
+    if why:
+        parts.append((_section(why_title + "\n".join(_fact_line(f) for f in why)), True))
     if report.next_action:
-        add(
-            1,
-            [
-                _section(
-                    clip(
-                        "*Next action (recommended, not performed):* " + prose(report.next_action),
-                        MAX_SECTION,
-                    )
-                )
-            ],
+        parts.append(
+            (_section(clip("*Next action (recommended, not performed):* " + prose(report.next_action), 700)), False)
         )
-    if report.evidence:
-        lines = _evidence_lines(report)
-        full = _chunk_lines("*Evidence*", lines)
-        # the smaller version: as many lines as fit one section, and a pointer to the thread
-        first = _chunk_texts("*Evidence*", lines, limit=MAX_SECTION - 120)[0]
-        shown = first.count("\n")
-        rest = len(lines) - shown
-        small = [_section(first + (f"\n_…and {rest} more in the thread._" if rest else ""))]
-        add(2, full, [Overflow("Evidence (full list)", _evidence_plain(report))], small)
-    if report.recurrence is not None:
-        rec = report.recurrence
-        days = rec.lookback_seconds / 86400
-        span = f"{days:g}d" if days >= 1 else f"{rec.lookback_seconds // 3600}h"
-        state = "recurring" if rec.recurring else "not recurring"
-        what = escape(rec.category or "failure")
-        head = f"*Recurrence:* {rec.count} {what} occurrence(s) in the last {span} ({state})"
-        times = "\n".join(f"• {fmt_time(t)}" for t in rec.occurrences)
-        text = head + ("\n" + times if times else "")
-        plain_times = "\n".join(fmt_time(t) for t in rec.occurrences)
-        short = [_section(head + ("\n_occurrence times in the thread_" if plain_times else ""))]
-        full = [_section(text)] if len(text) <= MAX_SECTION else []
-        add(2, full, [Overflow("Recurrence: occurrence times", plain_times)] if plain_times else [], short)
     if report.gaps:
-        gap_lines = [f"• {prose(g.what)}: {prose(g.why)}" for g in report.gaps]
-        chunks = _chunk_lines("*Could not see*", gap_lines)
-        add(
-            1,
-            chunks,
-            [Overflow("Could not see", "\n".join(f"- {g.what}: {g.why}" for g in report.gaps))],
-            [_section(clip("*Could not see*\n" + "\n".join(gap_lines), MAX_SECTION))],
-        )
-    if report.notes:
-        note_lines = [f"• {prose(n)}" for n in report.notes]
-        add(3, _chunk_lines("*Notes*", note_lines), [Overflow("Notes", "\n".join(report.notes))])
-    for table in report.tables:
+        gaps = "; ".join(f"{g.what} ({g.why})" for g in report.gaps)
+        parts.append((_section(clip("*Could not see:* " + prose(gaps), 300)), True))
+    # "the Grafana link is not available…": said on the card, beside the links that are there
+    missing_links = [n for n in report.notes if "is not available for this workflow" in n]
+    if missing_links:
+        parts.append((_section("_" + prose(" ".join(missing_links)) + "_"), False))
+    for table in report.tables[:1]:
         body = _table_plain(table.title, table.columns, table.rows)
-        add(
-            3,
-            [_section(f"*{prose(table.title)}*\n```{code(body)}```")] if len(body) < MAX_SECTION - 200 else [],
-            [Overflow(table.title, body)],
-        )
-    for ex in report.excerpts:
-        blk = [_section(f"*{prose(ex.title)}* _({prose(ex.source)})_\n```{code(ex.text)}```")]
-        add(4, blk if len(ex.text) < MAX_SECTION - 300 else [], [Overflow(ex.title, ex.text, ex.source)])
-    buttons = [
-        ButtonElement(
-            text=PlainTextObject(text=clip(plain(link.label), MAX_BUTTON_TEXT)),
-            url=link.url,
-            action_id=f"wd_link_{i}",
-        )
-        for i, link in enumerate(report.links[:25])
-        if link.url.startswith(("http://", "https://")) and len(link.url) <= 3000
-    ]
-    if buttons:
-        add(1, [DividerBlock().to_dict(), ActionsBlock(block_id="wd_links", elements=buttons).to_dict()])
-    stamp = f"Workload Doctor · read-only · {fmt_time(report.generated_at)}" if report.generated_at else None
-    ctx = " · ".join(x for x in (footer and escape(footer), stamp) if x)
-    if ctx:
-        add(0, [ContextBlock(elements=[mrkdwn(clip(ctx, MAX_SECTION))]).to_dict()])
+        if len(body) < 1250:
+            parts.append((_section(f"*{prose(table.title)}*\n```{code(body)}```"), True))
+    actions = _card_buttons(report, value, bool(logs))
+    ctx = ContextBlock(elements=[mrkdwn(clip(prose(context_text(report, footer)), 400))]).to_dict()
+    tail = [*actions, ctx]
 
-    budget = Budget()
-    budget.reserve(1, 200)  # the "more in the thread" pointer
-    chosen: dict[int, list[dict[str, Any]]] = {}
-    overflow: list[Overflow] = []
-    for item in sorted(items, key=lambda i: (i.priority, i.order)):
-        if item.blocks and _take_all(budget, item.blocks):
-            chosen[item.order] = item.blocks
-            continue
-        if item.fallback and _take_all(budget, item.fallback):
-            chosen[item.order] = item.fallback
-            overflow += item.overflow
-            continue
-        if item.overflow:
-            overflow += item.overflow
-        elif item.priority == 0:
-            # essential and without overflow: clip hard so the verdict always shows
-            chosen[item.order] = item.blocks[:1]
-    blocks: list[dict[str, Any]] = []
-    for order_key in sorted(chosen):
-        blocks += chosen[order_key]
-    if overflow:
-        names = ", ".join(escape(o.title) for o in overflow)
-        pointer = _section(clip(f"_More in the thread: {names}._", 190))
-        # before the footer context, if any
-        at = len(blocks) - 1 if blocks and blocks[-1].get("type") == "context" else len(blocks)
-        blocks.insert(at, pointer)
+    def assemble() -> list[dict[str, Any]]:
+        return [b for b, _ in parts] + tail
+
+    while (len(assemble()) > CARD_MAX_BLOCKS or text_chars(assemble()) > CARD_MAX_CHARS) and any(
+        opt for _, opt in parts
+    ):
+        last = max(i for i, (_, opt) in enumerate(parts) if opt)
+        if last == why_at and len(why) > 1:
+            why = why[:-1]
+            parts[last] = (_section(why_title + "\n".join(_fact_line(f) for f in why)), True)
+        else:
+            del parts[last]
+    blocks = assemble()
     main = Message(text=fallback_text(report), blocks=blocks[:MAX_BLOCKS])
     rendered = Rendered(main=main)
-    for o in overflow:
-        spill(o, rendered)
+    extra = Rendered(main=Message(text=""))
+    for o in _evidence_overflow(report):
+        spill(o, extra)
+    if value is None:
+        rendered.thread, rendered.snippets = extra.thread, extra.snippets + logs
+    else:
+        rendered.evidence, rendered.evidence_files, rendered.logs = extra.thread, extra.snippets, logs
     return rendered
+
+
+def thread_payload(rendered: Rendered) -> list[dict[str, Any]]:
+    """The messages the bot posts in the thread, at once (``auto``) or by a button (``evidence``, ``logs``):
+    the ``thread`` of ``--format json``."""
+    out: list[dict[str, Any]] = []
+    for via, messages, files in (
+        ("auto", rendered.thread, rendered.snippets),
+        ("evidence", rendered.evidence, rendered.evidence_files),
+        ("logs", [], rendered.logs),
+    ):
+        out += [{"via": via, **m.payload()} for m in messages]
+        out += [
+            {"via": via, "snippet": {"title": f.title, "filename": f.filename, "content": f.content}} for f in files
+        ]
+    return out
 
 
 def _take_all(budget: Budget, blocks: list[dict[str, Any]]) -> bool:
@@ -560,6 +638,8 @@ def blocks_to_text(blocks: list[dict[str, Any]]) -> str:
                 label = el.get("text", {}).get("text", "")
                 if el.get("url"):
                     out.append(f"  [{label}] {el['url']}")
+                elif str(el.get("action_id", "")).startswith("wd_card"):
+                    out.append(f"  [{label}] (a button in Slack)")
                 else:
                     out.append(f"  [{i}] {label}")
     return "\n".join(out).strip("\n") + "\n"

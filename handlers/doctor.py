@@ -20,16 +20,20 @@ Where the messages go is a :class:`Surface` (Slack Web API, or the terminal).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import logging
 import re
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from diagnosis import metrics
 from diagnosis.answer import Backends, BackendUnavailable, answer
 from diagnosis.config import ConfigError
+from diagnosis.logs import set_ref
 from diagnosis.question import UUID_RE, Question, QuestionError, parse_text
 from diagnosis.report import Choice, Outcome, Report
 from handlers.blocks import (
@@ -72,7 +76,8 @@ HELP = (
     "_what killed train-7?_, _why is train-7 CrashLoopBackOff?_, _train-7 stopped, what happened?_\n"
     "• OSMO: `/diagnose status of workflow sdg-render-7`, _why is sdg-render-7 pending?_, "
     "_what does policy-train-42 do?_, _list recent workflows_\n"
-    "• `/diagnose watch sdg-render-7 [every 30s]`: I post each state change in a thread until it ends.\n"
+    "• `/diagnose watch sdg-render-7 [every 30s]`: I post each state change in a thread until it ends; "
+    "`/diagnose watches` lists the channel's watches, `/diagnose unwatch sdg-render-7` stops one.\n"
     "If something is missing (cluster, project, which workload) I ask in the thread; reply there or "
     "press a button."
 )
@@ -107,7 +112,9 @@ class Ask:
 
 
 def ref_id() -> str:
-    return secrets.token_hex(3)
+    ref = secrets.token_hex(3)
+    set_ref(ref)  # this task's log records carry it (diagnosis.logs)
+    return ref
 
 
 def strip_mentions(text: str) -> str:
@@ -191,8 +198,46 @@ def apply_choice(question: Question, field_name: str, value: str) -> Question:
     return Question.model_validate(data)
 
 
+_SLOT_RE = re.compile(
+    r"(?i)\b(project|cluster|cluster_id|workload|workload_id|name)\s*(?:[=:]\s*|\s+(?:is\s+)?)([A-Za-z0-9][A-Za-z0-9._-]*)"
+)
+_PAIR_RE = re.compile(
+    r"(?i)^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(?:on|in|at|@|/)\s+(?:cluster\s+)?([A-Za-z0-9][A-Za-z0-9._-]*)$"
+)
+CONTROL_WORDS = {
+    "help": "help",
+    "?": "help",
+    "cancel": "cancel",
+    "stop": "cancel",
+    "nevermind": "cancel",
+    "never mind": "cancel",
+}
+
+
+def control_word(text: str) -> str | None:
+    """``help`` or ``cancel`` when a reply is one of those words (said to a pending question)."""
+    return CONTROL_WORDS.get(strip_mentions(text).strip().strip("`'\".!").lower())
+
+
+def is_new_question(question: Question, text: str) -> bool:
+    """A reply that is a question of its own ("why did bert-ft fail?"): it names a workload other than the one
+    pending, or a workload when none was named, in the words of a question."""
+    reply = strip_mentions(text)
+    if len(reply.split()) < 3 or not _ASKING.search(reply):
+        return False
+    parsed = parse_text(reply)
+    named = parsed.workload_name or parsed.workload_id or (parsed.candidates[0] if parsed.candidates else None)
+    if named is None:
+        return False
+    return named.lower() not in {(question.workload_name or "").lower(), (question.workload_id or "").lower()}
+
+
 def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
-    """A typed answer to a follow-up question, or None when it fills nothing."""
+    """A typed answer to a follow-up question, or None when it fills nothing (issue 11 §2: slot filling).
+
+    The reply fills the slots it names (``project P cluster C``, ``cluster=C project=P``, ``P on C``, a UUID) and
+    otherwise only the slots that were asked: a one-word reply fills the one slot asked; when several were asked it
+    is checked against what exists (a project or cluster of that name), else taken for the workload."""
     reply = strip_mentions(text).strip().strip("`'\".")
     if not reply:
         return None
@@ -203,31 +248,64 @@ def apply_reply(question: Question, missing: list[str], choices: list[dict[str, 
     for c in choices:
         if low in (c["label"].lower(), c["value"].lower()):
             return apply_choice(question, c["field"], c["value"])
-    parsed = parse_text(reply)
-    uuid = UUID_RE.search(reply)
-    single = bool(_TOKEN.fullmatch(reply))
     changed = question
     filled = False
-    if parsed.project and not question.project:
-        changed, filled = apply_choice(changed, "project", parsed.project), True
-    if parsed.cluster:
-        changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
-    for need in missing:
-        if need == "cluster" and not parsed.cluster:
-            if uuid:
-                changed, filled = apply_choice(changed, "cluster_id", uuid.group(0)), True
-            elif single:
-                changed, filled = apply_choice(changed, "cluster", reply), True
-        elif need == "project" and not parsed.project and single:
-            changed, filled = apply_choice(changed, "project", reply), True
-        elif need == "workload":
-            if uuid:
-                changed, filled = apply_choice(changed, "workload_id", uuid.group(0)), True
-            elif parsed.workload_name:
-                changed, filled = apply_choice(changed, "workload_name", parsed.workload_name), True
-            elif single:
-                changed, filled = apply_choice(changed, "workload_name", reply), True
-    return changed if filled else None
+    rest = reply
+    for m in _SLOT_RE.finditer(reply):
+        key, value = m.group(1).lower(), m.group(2).strip(".")
+        if value.lower() in {"is", "the", "on", "in"}:
+            continue
+        if key in ("cluster", "cluster_id"):
+            changed = apply_choice(changed, "cluster", value)
+        elif key == "project":
+            changed = apply_choice(changed, "project", value)
+        else:
+            changed = apply_choice(changed, "workload", value)
+        filled = True
+        rest = rest.replace(m.group(0), " ")
+    if filled:
+        return changed
+    uuid = UUID_RE.search(reply)
+    if uuid:
+        value = uuid.group(0).lower()
+        if "cluster" in missing and (not question.workload_id or "workload" not in missing):
+            # a UUID answering "which cluster?" is the cluster (resolution re-checks it against the clusters)
+            changed = apply_choice(changed, "cluster_id", value)
+            changed = changed.model_copy(update={"uuids": [value, *(u for u in changed.uuids if u != value)]})
+        else:
+            changed = apply_choice(changed, "workload_id", value)
+        return changed
+    pair = _PAIR_RE.match(reply)
+    if pair and ("project" in missing or "cluster" in missing):
+        first, second = pair.group(1), pair.group(2)
+        if "project" in missing or not question.project:
+            changed = apply_choice(changed, "project", first)
+        changed = apply_choice(changed, "cluster", second)
+        return changed
+    single = bool(_TOKEN.fullmatch(reply))
+    if not single:
+        parsed = parse_text(reply)
+        if parsed.project and not question.project:
+            changed, filled = apply_choice(changed, "project", parsed.project), True
+        if parsed.cluster:
+            changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
+        if "workload" in missing and (parsed.workload_name or parsed.workload_id):
+            changed = apply_choice(changed, "workload", parsed.workload_id or parsed.workload_name or "")
+            filled = True
+        if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
+            changed = changed.model_copy(update={"scopes": parsed.scopes})
+            filled = True
+        return changed if filled else None
+    asked = [m for m in missing if m in ("cluster", "project", "workload")]
+    if len(asked) == 1:
+        return apply_choice(changed, asked[0], reply)
+    # several slots asked, one word: the control plane decides what it names (a project, a cluster), else it is the
+    # workload when that was asked
+    update: dict[str, Any] = {"scopes": [reply]}
+    if "workload" in asked and not question.workload_name:
+        update["candidates"] = [reply.lower()]
+        update["workload_name"] = None
+    return changed.model_copy(update=update)
 
 
 def _missing_of(report: Report) -> list[str]:
@@ -253,7 +331,10 @@ class Doctor:
         answer_fn: AnswerFn | None = None,
         conversation_ttl: int = 3600,
     ) -> None:
-        self.backends = backends
+        # a conversation offers every listable answer of a follow-up as a button (issue 11 §2)
+        self.backends = (
+            dataclasses.replace(backends, offer_choices=True) if dataclasses.is_dataclass(backends) else backends
+        )
         self.store = store
         self.policy = policy
         self.answer_fn: AnswerFn = answer_fn or answer
@@ -279,6 +360,9 @@ class Doctor:
         if self.digests is not None and is_digest(strip_mentions(ask.text)):
             await self._digest(ask, surface)
             return
+        command = getattr(self.watches, "command", None)  # unwatch X, watches (handlers.watch)
+        if command is not None and await command(ask, surface):
+            return
         try:
             if ask.source == "command" and is_help(ask.text) and ask.explicit is None:
                 await self._reply(ask, surface, text_message(HELP), private=True)
@@ -289,7 +373,10 @@ class Doctor:
             return
         if not (question.workload_name or question.workload_id or question.workflow_id) and question.kind == "runai":
             if not _ASKING.search(question.text or ""):
-                await self._reply(ask, surface, text_message("I answer questions about failed workloads.\n" + HELP))
+                # not a question (a mistyped command): the help goes to the asker only
+                await self._reply(
+                    ask, surface, text_message("I answer questions about failed workloads.\n" + HELP), private=True
+                )
                 return
         if question.kind == "osmo_watch" and self.watches is not None and self.backends.osmo is not None:
             await self.watches.start(ask, question, surface)
@@ -323,6 +410,34 @@ class Doctor:
         choices: list[dict[str, str]] = conv.get("choices") or []
         missing: list[str] = conv.get("missing") or []
         updated: Question | None
+        control = control_word(ask.text) if choice is None else None
+        if control == "help":
+            await self.store.put_json(key, conv, self.conversation_ttl)  # kept: the question is still pending
+            need = " and ".join(missing) or "an answer"
+            await self._reply(
+                ask,
+                surface,
+                text_message(
+                    HELP + f"\n\n_Still waiting for the {escape(need)} of `{inline(_names(question))}`: reply here "
+                    "with it (or press a button), or say `cancel`._"
+                ),
+                private=True,
+            )
+            return True
+        if control == "cancel":
+            await self._reply(
+                ask, surface, text_message(f"OK, I dropped the question about `{inline(_names(question))}`.")
+            )
+            return True
+        if choice is None and is_new_question(question, ask.text):
+            # a new question in the thread replaces the pending one (the old one is dropped, not answered)
+            try:
+                fresh = _question_for(ask, self.policy.defaults_for(ask.channel))
+            except QuestionError as exc:
+                await self._reply(ask, surface, text_message(f"I couldn't read that: {escape(str(exc))}"), True)
+                return True
+            await self._run(ask, fresh, surface)
+            return True
         if choice is not None:
             allowed = {(c["field"], c["value"]) for c in choices}
             if choice not in allowed:
@@ -340,8 +455,15 @@ class Doctor:
             if only_if_answers:
                 return False
             need = " and ".join(missing) or "an answer"
+            listed = ", ".join(f"`{inline(c['label'])}`" for c in choices[:10])
+            hint = f" One of: {listed}." if listed else ""
             await self._reply(
-                ask, surface, text_message(f"I still need the {escape(need)}: reply in this thread with it.")
+                ask,
+                surface,
+                text_message(
+                    f"I still need the {escape(need)}: reply in this thread with it "
+                    f"(for example `project nlp cluster dgx-prod`).{hint} Say `help` or `cancel`."
+                ),
             )
             return True
         if on_accept is not None:
@@ -403,7 +525,7 @@ class Doctor:
         except Exception:
             log.exception("could not post a reply in %s", ask.channel)
 
-    async def _run(self, ask: Ask, question: Question, surface: Surface) -> None:
+    async def _run(self, ask: Ask, question: Question, surface: Surface, fresh: bool = False) -> None:
         if not self.policy.allows(
             ask.user,
             clusters={question.cluster} if question.cluster else set(),
@@ -426,8 +548,9 @@ class Doctor:
         root = thread or progress_ts
         ref = ref_id()
         try:
-            report = await self._answer(question)
+            report = await self._answer(question, fresh=fresh)
         except Exception as exc:
+            # the message names no detail (those go to the log under ``ref``): it replaces "diagnosing…" in place
             await self._show(surface, progress_ts, root, _failure_message(exc, ref))
             return
         ident = report.identity
@@ -438,6 +561,7 @@ class Doctor:
             user_groups=ask.user_groups,
         ):
             log.info("refused by policy after resolving: user %s", ask.user)
+            # the refusal replaces the "diagnosing…" message: it reveals nothing about what was found
             await self._show(surface, progress_ts, root, text_message(escape(_refusal())))
             return
         if report.choices:
@@ -446,7 +570,7 @@ class Doctor:
         rendered = render_report(report, thread_ts=root, footer=footer)
         await self._show(surface, progress_ts, root, rendered.main)
         await self._spill(surface, rendered, root)
-        if report.outcome == Outcome.NEEDS_INPUT and root:
+        if root and (report.outcome == Outcome.NEEDS_INPUT or report.choices):
             await self._remember(ask, question, report, root, surface)
 
     def _allowed_choices(self, ask: Ask, choices: list[Choice]) -> list[Choice]:
@@ -458,6 +582,10 @@ class Doctor:
                 ask.user, clusters={c.value}, user_groups=ask.user_groups
             ):
                 continue
+            if c.field == "cluster_id" and not self.policy.allows(
+                ask.user, clusters={c.value, c.label}, user_groups=ask.user_groups
+            ):
+                continue  # the clusters offered are the ones the asker may diagnose in
             out.append(c)
         return out
 
@@ -545,8 +673,11 @@ class Doctor:
     async def _diagnose(self, qkey: str, question: Question, fresh: bool = False) -> Report:
         cached = None if fresh else await self._cached(qkey, question)
         if cached is not None:
+            metrics.diagnosis(cached, None)
             return cached
+        started = time.perf_counter()
         report = await self.answer_fn(question, self.backends)
+        metrics.diagnosis(report, time.perf_counter() - started)
         await self._cache(qkey, report)
         return report
 
@@ -604,6 +735,11 @@ def _question_key(q: Question, system: str = "runai") -> str:
         q.workflow_id or "",
         q.effective_intent(),
         q.lookback or "7d",
+        # what resolution reads when no name or id was given (issue 11 §1)
+        ",".join(q.candidates),
+        ",".join(q.words),
+        ",".join(q.scopes),
+        ",".join(q.uuids),
     ]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
 

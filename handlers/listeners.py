@@ -15,6 +15,7 @@ from slack_bolt.async_app import AsyncApp
 
 from diagnosis.question import Question
 from handlers.blocks import CHOICE_ACTION, Message, escape, text_message
+from handlers.card_buttons import on_card_button
 from handlers.doctor import HELP, Doctor, QuestionError, is_help, parse_command, ref_id
 from handlers.middleware import ask_from
 from handlers.slack_surface import SlackSurface
@@ -169,6 +170,29 @@ def register(
                 await surface.private(ask.user, text_message("I could not do that just now: please try again."), ts)
 
         spawn(after_ack(body, client, run, AFTER_ACK), name="digest-button")
+
+    @app.action(re.compile(r"^wd_card_(?:evidence|logs|rediagnose)$"))
+    async def on_card_button_press(
+        ack: Any, body: dict[str, Any], action: dict[str, Any], client: Any, respond: Any, context: Any
+    ) -> None:
+        await ack()
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        message = body.get("message") or {}
+        root = message.get("thread_ts") or message.get("ts") or (body.get("container") or {}).get("message_ts")
+        if not channel or not root:
+            return
+        ask = ask_from(body, context, channel=channel, text="", source="button", thread_ts=root)
+        surface = SlackSurface(client, channel, respond)
+        which, value = str(action.get("action_id")), str(action.get("value") or "")
+
+        async def run() -> None:
+            try:
+                await on_card_button(doctor, ask, surface, which, value)
+            except Exception:
+                log.exception("[ref %s] card button failed", ref_id())
+                await surface.private(ask.user, text_message("I could not do that just now: please try again."), root)
+
+        spawn(after_ack(body, client, run, AFTER_ACK), name="card-button")
 
     @app.action(re.compile(r"^wd_link_\d+$"))
     async def on_link(ack: Any) -> None:

@@ -21,14 +21,15 @@ RATE_LIMITED = "You're asking faster than I can diagnose: please wait a minute a
 
 
 def _costly(body: dict[str, Any]) -> bool:
-    """Requests that start a diagnosis: slash commands, mentions and our choice buttons."""
+    """Requests that start or read a diagnosis: commands, mentions, choice, digest and card buttons."""
     if body.get("command"):
         return True
     if body.get("type") == "event_callback":
         return (body.get("event") or {}).get("type") == "app_mention"
     if body.get("type") == "block_actions":
         return any(
-            str(a.get("action_id", "")).startswith(("wd_choice", "wd_digest")) for a in body.get("actions") or []
+            str(a.get("action_id", "")).startswith(("wd_choice", "wd_digest", "wd_card"))
+            for a in body.get("actions") or []
         )
     return False
 

@@ -18,7 +18,14 @@ thread, the persistence and the replicas:
   startup and then periodically every replica resumes the active watches no live replica holds
   (a restarted pod, or another replica after a crash once the lease expired). At shutdown the
   watches are cancelled and their leases released so another replica takes over at once;
-- Redis down: the watch runs from process memory (logged) and cannot be carried on elsewhere.
+- Redis down: the watch runs from process memory (logged) and cannot be carried on elsewhere;
+- stopping and listing: ``/diagnose unwatch <workflow>`` (or a mention "unwatch …", "stop watching …") stops
+  the watches of that workflow in the channel (a stop mark in Redis: the replica polling it stops at its next
+  poll); ``/diagnose watches`` lists the channel's active watches (privately for a command);
+- expiry: a watch still unfinished ``ttl`` seconds (``WD_WATCH_TTL``, default 7 days) after it started says
+  so in its thread and stops;
+- a resumed watch (another replica, a restart) checks the requester's access again (the policy may have
+  changed meanwhile); a requester no longer allowed ends the watch with a note in the thread.
 
 ``scale`` multiplies every interval (cadence, minimum, sweep) so tests run fast.
 """
@@ -38,11 +45,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from diagnosis import metrics
 from diagnosis.osmo.models import Workflow
 from diagnosis.osmo.watch import WatchState, observe, work_kind
 from diagnosis.question import Question
 from handlers.blocks import escape, inline, text_message
-from handlers.doctor import Ask, Doctor, Surface
+from handlers.doctor import Ask, Doctor, Surface, strip_mentions
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +59,13 @@ WatchFetch = Callable[[str], Awaitable[Workflow]]
 MAX_FAILURES = 5
 #: how long a registered watch may wait for its first thread message before it is forgotten
 PLACEHOLDER_TTL = 120
+#: how long a stop mark outlives the watch it stops (the polling replica sees it at its next poll)
+STOP_MARK_TTL = 3600
+_UNWATCH = re.compile(
+    r"(?i)^\s*(?:/diagnose\s+)?(?:unwatch|stop\s+watching|stop\s+following)\s+(?:the\s+)?(?:workflow\s+)?"
+    r"([A-Za-z0-9][\w.\-]*)\s*$"
+)
+_WATCHES = re.compile(r"(?i)^\s*(?:/diagnose\s+)?(?:list\s+)?(?:the\s+)?(?:active\s+)?watch(?:es|ing)\s*\??\s*$")
 _CADENCE = re.compile(
     r"(?i)\b(?:every|interval\s*[=:]?)\s*(\d+(?:\.\d+)?)\s*(s|secs?|seconds?|m|mins?|minutes?)?(?![\w.])"
 )
@@ -64,6 +79,17 @@ def parse_cadence(text: str | None) -> float | None:
     value = float(m.group(1))
     unit = (m.group(2) or "s").lower()
     return value * 60 if unit.startswith("m") else value
+
+
+def parse_watch_command(text: str | None) -> tuple[str, str | None] | None:
+    """``("unwatch", workflow)`` for "unwatch X" / "stop watching X", ``("watches", None)`` for "watches" /
+    "list watches"; None for anything else (a "watch X" is a question: :mod:`diagnosis.question`)."""
+    m = _UNWATCH.match(text or "")
+    if m:
+        return "unwatch", m.group(1)
+    if _WATCHES.match(text or ""):
+        return "watches", None
+    return None
 
 
 def watch_id(team: str, channel: str, thread: str | None, workflow_id: str) -> str:
@@ -101,6 +127,7 @@ class Watches:
         min_interval: float = 5.0,
         lease_margin: float = 90.0,
         sweep_interval: float = 30.0,
+        ttl: float = 7 * 86400,
         owner: str | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
@@ -113,6 +140,7 @@ class Watches:
         self.min_interval = min_interval
         self.lease_margin = lease_margin
         self.sweep_interval = sweep_interval
+        self.ttl = ttl
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self.clock = clock
         self.running: dict[str, asyncio.Task[Any]] = {}
@@ -219,8 +247,10 @@ class Watches:
         task = self.spawn(self._follow(record), name=f"watch-{record.workflow_id}")
         self.running[record.id] = task
         self.records[record.id] = record
+        metrics.ACTIVE_WATCHES.inc()
 
         def forget(t: asyncio.Task[Any]) -> None:
+            metrics.ACTIVE_WATCHES.dec()
             if self.running.get(record.id) is t:
                 self.running.pop(record.id, None)
                 self.records.pop(record.id, None)
@@ -278,6 +308,14 @@ class Watches:
                 while True:
                     if state.polls:
                         await asyncio.sleep(self.interval(state))
+                    if await self._stopped(record.id):
+                        log.info("watch %s was stopped (unwatch)", record.id)
+                        finished = True
+                        return
+                    if self._expired(record):
+                        await self._post(record, self._expiry_note(record))
+                        finished = True
+                        return
                     held = await self.store.acquire_lease(record.id, self.owner, self.lease_ttl(state))
                     if held is False:
                         log.info("watch %s is carried on by another replica", record.id)
@@ -355,13 +393,125 @@ class Watches:
             if record.state.done or not record.thread_ts:
                 await self.store.remove_watch(wkey)
                 continue
+            if await self._stopped(wkey):
+                await self.store.remove_watch(wkey)
+                continue
             held = await self.store.acquire_lease(wkey, self.owner, self.lease_ttl(record.state))
             if held is not True or self.closing:
+                continue
+            if self._expired(record):
+                await self._post(record, self._expiry_note(record))
+                await self.store.remove_watch(wkey)
+                continue
+            if not await self._still_allowed(record):
+                log.info("watch %s ended on resume: user %s is no longer allowed", wkey, record.user)
+                await self._post(
+                    record,
+                    f":no_entry: I stopped watching `{inline(record.workflow_id)}`: the access policy no longer "
+                    "allows the person who asked for this watch.",
+                )
+                await self.store.remove_watch(wkey)
                 continue
             log.info("resuming watch %s (%s, %d polls so far)", wkey, record.state.status, record.state.polls)
             self._run(record)
             started += 1
         return started
+
+    # -- expiry, access, stop marks --------------------------------------------------------------
+
+    def _expired(self, record: WatchRecord) -> bool:
+        started = record.state.started_at
+        return started is not None and (self.clock() - started).total_seconds() > self.ttl
+
+    def _expiry_note(self, record: WatchRecord) -> str:
+        days = self.ttl / 86400
+        span = f"{days:g} day(s)" if days >= 1 else f"{self.ttl:g} s"
+        name = inline(record.workflow_id)
+        return (
+            f":hourglass: I stopped watching `{name}`: it has not finished after {span} (WD_WATCH_TTL). "
+            f"Ask again with `/diagnose watch {name}` to keep following it."
+        )
+
+    async def _still_allowed(self, record: WatchRecord) -> bool:
+        """The policy, asked again for the watch's requester (with their Slack user groups)."""
+        policy = self.doctor.policy
+        if not record.user or not getattr(policy, "enabled", False):
+            return True
+        groups: set[str] = set()
+        client = getattr(self.surface_for(record.channel), "client", None)
+        if client is not None and policy.subteams():
+            from handlers.middleware import _user_groups
+
+            try:
+                groups = await _user_groups(policy, self.store, client, record.user)
+            except Exception:
+                log.warning("watch %s: could not read the requester's user groups", record.id)
+        return bool(policy.allows(record.user, user_groups=groups))
+
+    async def _stopped(self, wkey: str) -> bool:
+        return (await self.store.get_json("watch-stop", wkey)) is not None
+
+    async def _channel_watches(self, ask: Ask) -> list[WatchRecord]:
+        """The active watches of the asker's channel (this replica's and every other's)."""
+        prefix = f"{ask.team or '-'}:{ask.channel}:"
+        found: dict[str, WatchRecord] = {k: r for k, r in self.records.items() if k.startswith(prefix)}
+        for wkey in await self.store.active_watches():
+            if not wkey.startswith(prefix) or wkey in found or await self._stopped(wkey):
+                continue
+            data = await self.store.load_watch(wkey)
+            if not isinstance(data, dict):
+                continue
+            try:
+                record = WatchRecord.model_validate(data)
+            except ValidationError:
+                continue
+            if not record.state.done:
+                found[wkey] = record
+        return sorted(found.values(), key=lambda r: (r.workflow_id, r.id))
+
+    async def command(self, ask: Ask, surface: Surface) -> bool:
+        """Handle "unwatch <workflow>" and "watches"; False when ``ask`` is neither."""
+        parsed = parse_watch_command(strip_mentions(ask.text))
+        if parsed is None:
+            return False
+        verb, workflow = parsed
+        private = ask.source in ("command", "button")
+        if not self.doctor.policy.allows(ask.user, user_groups=ask.user_groups):
+            await self.doctor.reply(ask, surface, text_message(escape(self.doctor.refusal())), private=True)
+            return True
+        watches = await self._channel_watches(ask)
+        if verb == "watches":
+            if not watches:
+                note = "No workflow is watched in this channel. Start one with `/diagnose watch <workflow>`."
+                await self.doctor.reply(ask, surface, text_message(note), private=private)
+                return True
+            lines = [f"*Watched in this channel ({len(watches)}):*"]
+            for record in watches:
+                started = record.state.started_at
+                since = f", since {started:%Y-%m-%d %H:%M} UTC" if started else ""
+                who = f" for <@{record.user}>" if record.user else ""
+                status = f" — {inline(str(record.state.status))}" if record.state.status else ""
+                lines.append(f"• `{inline(record.workflow_id)}`{status}{who}{since}")
+            lines.append("Stop one with `/diagnose unwatch <workflow>`.")
+            await self.doctor.reply(ask, surface, text_message("\n".join(lines)), private=private)
+            return True
+        assert workflow is not None
+        matching = [r for r in watches if r.workflow_id == workflow]
+        if not matching:
+            note = f"I'm not watching `{inline(workflow)}` in this channel (`/diagnose watches` lists what I watch)."
+            await self.doctor.reply(ask, surface, text_message(note), private=private)
+            return True
+        for record in matching:
+            await self.store.put_json(("watch-stop", record.id), {"by": ask.user}, STOP_MARK_TTL)
+            task = self.running.get(record.id)
+            if task is not None:
+                task.cancel()
+            await self.store.remove_watch(record.id)
+            if record.thread_ts:
+                await self._post(record, f":octagonal_sign: <@{ask.user}> stopped this watch.")
+        note = f"Stopped watching `{inline(workflow)}`."
+        await self.doctor.reply(ask, surface, text_message(note), private=private)
+        return True
 
     async def sweep_forever(self) -> None:
         """Resume orphaned watches now and then (a replica died: its leases expire)."""

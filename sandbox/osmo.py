@@ -6,7 +6,11 @@
   (``order=ASC`` reverses), honouring ``statuses``, ``pools``/``all_pools``, ``users``, ``limit`` (<= 1000),
   ``offset``; ``more_entries`` when more remain.
 - ``GET /api/workflow/{id}``: the ``query``; an unknown ID answers 400 ``DATABASE``
-  "Workflow <id> is not found.".
+  "Workflow <id> is not found.". Without ``verbose=true`` each task is listed once (its highest ``retry_id``);
+  with it, every retry the ``query`` holds (osmo-api.md §3).
+- ``GET /api/workflow/{id}/error_logs?task_name=T[&retry_id=N]``: from the entry's optional ``error_logs`` map
+  (``{"<task>": text}`` or ``{"<task> retry-<n>": text}``; a task it lacks answers 400 ``USER``); without the
+  map, the task's log stands in for its error log.
 - ``GET /api/workflow/{id}/logs|events|spec``: ``text/plain`` streams of ``logs`` (``task_logs`` or a
   ``[task]`` filter with ``task_name``; ``last_n_lines`` tail), ``events`` (``task_name`` filter, wrapped
   messages kept with their event) and ``spec_template``. ``null`` answers 500. ``last_n_lines`` behaves
@@ -39,7 +43,7 @@ import json
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import yaml
@@ -116,15 +120,17 @@ def query_desc(request: Request) -> bool:
     return raw == "DESC"
 
 
-def scoped(request: Request, items: list[dict[str, Any]], user_key: str) -> list[dict[str, Any]]:
+def scoped(
+    request: Request, items: list[dict[str, Any]], user_of: Callable[[dict[str, Any]], Any]
+) -> list[dict[str, Any]]:
     """``items`` as the list endpoints scope them (osmo-api.md §2 "Server defaults"): the named ``users``, else
     everyone's with ``all_users=true``, else the caller's own; the named ``pools`` (unless ``all_pools=true``),
     everything with ``all_pools=true``, else 400 "No pool selected!" (the caller has no default pool)."""
     users = set(request.query_params.getlist("users"))
     if users:
-        items = [i for i in items if i.get(user_key) in users]
+        items = [i for i in items if user_of(i) in users]
     elif not query_bool(request, "all_users", False):
-        items = [i for i in items if i.get(user_key) == CALLER]
+        items = [i for i in items if user_of(i) == CALLER]
     pools = set(request.query_params.getlist("pools"))
     all_pools = query_bool(request, "all_pools", False)
     if not pools and not all_pools:
@@ -300,7 +306,7 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if statuses - WORKFLOW_STATUSES:
             bad = sorted(statuses - WORKFLOW_STATUSES)[0]
             return validation_error(["query", "statuses", 0], "Input should be a WorkflowStatus", "enum", bad)
-        items = scoped(request, [list_entry(e.get("query") or {}) for e in entries], "user")
+        items = scoped(request, [list_entry(e.get("query") or {}) for e in entries], lambda i: i.get("user"))
         if statuses:
             items = [i for i in items if i["status"] in statuses]
         name = qp.get("name")
@@ -312,7 +318,48 @@ def routes(state: SandboxState) -> list[BaseRoute]:
 
     async def get_workflow(request: Request) -> Response:
         entry = find(request)
-        return entry if isinstance(entry, Response) else JSONResponse(entry["query"])
+        if isinstance(entry, Response):
+            return entry
+        if request.query_params.get("verbose", "false").lower() == "true":
+            return JSONResponse(entry["query"])
+        # Without verbose=true only the latest retry of each task is listed (osmo-api.md §3).
+        query = dict(entry["query"])
+        groups = []
+        for group in query.get("groups") or []:
+            if not isinstance(group, dict):
+                groups.append(group)
+                continue
+            latest: dict[str, dict[str, Any]] = {}
+            for task in group.get("tasks") or []:
+                if isinstance(task, dict):
+                    kept = latest.get(str(task.get("name")))
+                    if kept is None or int(task.get("retry_id") or 0) > int(kept.get("retry_id") or 0):
+                        latest[str(task.get("name"))] = task
+            groups.append({**group, "tasks": [t for t in group.get("tasks") or [] if t in latest.values()]})
+        query["groups"] = groups
+        return JSONResponse(query)
+
+    async def error_logs(request: Request) -> Response:
+        """``GET /api/workflow/{id}/error_logs?task_name=T[&retry_id=N]`` from the entry's optional ``error_logs``
+        map (``{"<task>": text}`` or ``{"<task> retry-<n>": text}``); without it, the task's log."""
+        entry = find(request)
+        if isinstance(entry, Response):
+            return entry
+        task = request.query_params.get("task_name") or ""
+        retry = request.query_params.get("retry_id")
+        texts = entry.get("error_logs")
+        if not isinstance(texts, dict):
+            # No error_logs map in the snapshot: the task's log stands in for its stderr (an approximation).
+            logs = entry.get("task_logs") or {}
+            text = logs.get(task) if isinstance(logs, dict) else None
+            if text is None and entry.get("logs") is not None:
+                text = task_filter(str(entry.get("logs")), task)
+            return stream(entry, str(text or ""))
+        text = texts.get(f"{task} retry-{retry}") if retry is not None else None
+        text = text if text is not None else texts.get(task)
+        if text is None:
+            return osmo_error(400, f"No error logs for task {task}.", "USER")
+        return stream(entry, str(text))
 
     def stream(entry: dict[str, Any], text: str) -> Response:
         live = str((entry.get("query") or {}).get("status") or "") in ALIVE
@@ -412,8 +459,9 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         limit, offset = query_int(request, "limit", 20), query_int(request, "offset", 0)
         desc = query_desc(request)
         chosen = [by_id[wid]] if wid and wid in by_id else ([] if wid else entries)
-        owner = {id(e): (e.get("query") or {}).get("submitted_by") for e in chosen}
-        items = scoped(request, [{"user": owner[id(e)], **t} for e in chosen for t in tasks_of(e)], "user")
+        pairs = [(task, (e.get("query") or {}).get("submitted_by")) for e in chosen for task in tasks_of(e)]
+        owner = {id(task): user for task, user in pairs}
+        items = scoped(request, [task for task, _ in pairs], lambda task: owner[id(task)])
         statuses = set(request.query_params.getlist("statuses"))
         if statuses:
             items = [t for t in items if t.get("status") in statuses]
@@ -433,10 +481,9 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         return JSONResponse(task)
 
     def wanted_pools(request: Request, all_pools_default: bool) -> set[str] | None:
+        all_pools = query_bool(request, "all_pools", all_pools_default)
         pools = set(request.query_params.getlist("pools"))
-        if not pools or query_bool(request, "all_pools", all_pools_default):
-            return None
-        return pools
+        return None if all_pools or not pools else pools
 
     def section(key: str, what: str, all_pools_default: bool = False) -> Any:
         """A handler serving ``osmo[key]`` to an authorized caller (500 when null), filtered by ``pools``
@@ -506,6 +553,7 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         Route("/api/workflow", refusing(list_workflows), methods=["GET"]),
         Route(wf, get_workflow, methods=["GET"]),
         Route(wf + "/logs", logs, methods=["GET"]),
+        Route(wf + "/error_logs", error_logs, methods=["GET"]),
         Route(wf + "/events", events, methods=["GET"]),
         Route(wf + "/spec", spec, methods=["GET"]),
         Route(wf + "/task/{task_name}", get_task, methods=["GET"]),

@@ -25,7 +25,7 @@ def write(tmp_path: Path, snap: dict[str, object]) -> str:
 
 
 def test_demo_snapshot_prints_a_redacted_text_report() -> None:
-    r = run("diagnose", "--snapshot", str(ROOT / "sandbox" / "snapshots" / "demo.json"))
+    r = run("diagnose", "--snapshot", str(ROOT / "sandbox" / "snapshots" / "demo.json"), "--verbose")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("DIAGNOSED: OOM_KILLED")
     assert "recurring" in r.stdout

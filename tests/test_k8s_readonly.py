@@ -309,3 +309,46 @@ def test_companion_exec_stream_reaches_the_server_on_a_plain_client(server: Reco
 
 def test_no_kubeconfig_means_no_tier2() -> None:
     assert KubeConfig().available is False
+
+
+def test_doctors_allow_list_lets_only_the_two_reviews_through_on_the_real_path(
+    server: Recorder, tmp_path: Path
+) -> None:
+    """``workload-doctor doctor``'s client (bot.cli_doctor.ACCESS_REVIEWS): the two review POSTs reach the
+    server; every write of WRITES, a (non-self) SubjectAccessReview and a TokenReview do not."""
+    from bot.cli_doctor import ACCESS_REVIEWS
+
+    kube = write_kubeconfig(tmp_path / "kubeconfig", server.url)
+    api = tier2.build_api_client(kube, allow=ACCESS_REVIEWS)
+    auth = k8s.AuthorizationV1Api(api)
+    attrs = k8s.V1ResourceAttributes(verb="get", resource="secrets")
+    auth.create_self_subject_access_review(
+        k8s.V1SelfSubjectAccessReview(spec=k8s.V1SelfSubjectAccessReviewSpec(resource_attributes=attrs)),
+        _preload_content=False,
+    )
+    auth.create_self_subject_rules_review(
+        k8s.V1SelfSubjectRulesReview(spec=k8s.V1SelfSubjectRulesReviewSpec(namespace="ns")), _preload_content=False
+    )
+    refused: dict[str, Callable[[Any], Any]] = {
+        **WRITES,
+        "POST subjectaccessreview": lambda a: k8s.AuthorizationV1Api(a).create_subject_access_review(
+            k8s.V1SubjectAccessReview(spec=k8s.V1SubjectAccessReviewSpec(user="admin", resource_attributes=attrs))
+        ),
+        "POST localsubjectaccessreview": lambda a: k8s.AuthorizationV1Api(
+            a
+        ).create_namespaced_local_subject_access_review(
+            "ns",
+            k8s.V1LocalSubjectAccessReview(spec=k8s.V1SubjectAccessReviewSpec(user="admin", resource_attributes=attrs)),
+        ),
+        "POST tokenreview": lambda a: k8s.AuthenticationV1Api(a).create_token_review(
+            k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token="t"))
+        ),
+    }
+    for name, write in refused.items():
+        with pytest.raises(ReadOnlyViolation):
+            write(api)
+        assert len(server.writes()) == 2, name
+    assert server.writes() == [
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"),
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"),
+    ]

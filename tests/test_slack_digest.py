@@ -250,5 +250,19 @@ async def test_a_second_digest_reuses_cached_rows_and_marks_families_seen_before
         second = len(sandbox.requests) - first
     assert second < first / 3, (first, second)  # only the listing: every row came from the Redis cache
     one, two = roots(slack)
-    assert "0 seen before" in json.dumps(one.body["blocks"])
-    assert "18 seen before" in json.dumps(two.body["blocks"])
+    assert "18 new, 0 seen before" in json.dumps(one.body["blocks"])
+    assert "0 new, 18 seen before" in json.dumps(two.body["blocks"])
+
+
+async def test_refresh_pressed_on_another_replica_updates_the_same_message(slack: SlackMock, prefix: str) -> None:
+    async with digest_bot(slack, prefix) as (first, _), digest_bot(slack, prefix) as (second, _):
+        await first.command("digest 24h", user=ALICE, channel=CHAN)
+        await first.settle()
+        (root,) = roots(slack)
+        message = {"ts": "1764000000.000001", "blocks": root.body["blocks"], "text": root.body["text"]}
+        refresh = next(b for b in buttons_of(root.body["blocks"]) if b["action_id"] == "wd_digest_refresh")
+        await second.click(refresh, message, user=ALICE, channel=CHAN)
+        await second.settle()
+    (update,) = slack.of("chat.update")
+    assert update.body["ts"] == "1764000000.000001"
+    assert json.dumps(update.body["blocks"]).count("OOM_KILLED") == json.dumps(root.body["blocks"]).count("OOM_KILLED")

@@ -97,7 +97,8 @@ def finals(slack: SlackMock) -> list[dict[str, Any]]:
 
 
 def headers_of(body: dict[str, Any]) -> list[str]:
-    return [b["text"]["text"] for b in body.get("blocks") or [] if b.get("type") == "header"]
+    """The card's verdict in words (the header without the workload name)."""
+    return [b["text"]["text"].split(": ")[0] for b in body.get("blocks") or [] if b.get("type") == "header"]
 
 
 # -- signatures ----------------------------------------------------------------------------------
@@ -130,7 +131,7 @@ async def test_the_bot_opens_its_connection_pools_at_start_and_closes_them(
         assert asyncio.get_running_loop() in core_http._POOLS, "one Run:ai/OSMO pool for every diagnosis"
         await h.command("train-gpt2 project=nlp", user=ALICE, channel=CHAN)
         await h.settle()
-        assert headers_of(finals(slack)[-1]) == ["DIAGNOSED: OOM_KILLED"]
+        assert headers_of(finals(slack)[-1]) == ["💥 OOM killed"]
     assert session.closed
     assert asyncio.get_running_loop() not in core_http._POOLS
 
@@ -147,7 +148,7 @@ async def test_slash_command_happy_path(slack: SlackMock, prefix: str, tmp_path:
     assert "Diagnosing" in posts[0].body["text"] and posts[0].body["channel"] == CHAN
     final = finals(slack)[-1]
     assert final["ts"] == "1764000000.000001"  # the "diagnosing…" message, updated in place
-    assert headers_of(final) == ["DIAGNOSED: OOM_KILLED"]
+    assert headers_of(final) == ["💥 OOM killed"]
     assert "OOMKilled" in json.dumps(final)
     assert "train-gpt2" in json.dumps(final) and "dgx-prod" in json.dumps(final)
     assert h.acked_at[0] < slack.of("chat.update")[0].at
@@ -187,7 +188,7 @@ async def test_mention_in_thread_answers_in_the_thread_once(slack: SlackMock, pr
     assert len(posts) == 1, [p.body["text"] for p in posts]
     assert posts[0].body["thread_ts"] == "300.000100"
     assert len(finals(slack)) == 1
-    assert headers_of(finals(slack)[0]) == ["DIAGNOSED: OOM_KILLED"]
+    assert headers_of(finals(slack)[0]) == ["💥 OOM killed"]
     slack.check_payloads()
 
 
@@ -199,7 +200,7 @@ async def test_follow_up_asked_and_answered_by_typed_reply(slack: SlackMock, pre
         await h.event(mention("why did asr-conformer fail in project speech?", "400.000100", channel=BARE))
         await h.settle()
         asked = finals(slack)[-1]
-        assert headers_of(asked) == ["NEED MORE INFORMATION"]
+        assert headers_of(asked) == ["❔ Need more information"]
         assert "cluster" in json.dumps(asked).lower()
         key = f"{prefix}conv:{TEAM}:{BARE}:400.000100"
         stored = redis.Redis.from_url(REDIS_URL).get(key)
@@ -211,7 +212,7 @@ async def test_follow_up_asked_and_answered_by_typed_reply(slack: SlackMock, pre
         await h.settle()
         assert redis.Redis.from_url(REDIS_URL).get(key) is None  # consumed
     final = finals(slack)[-1]
-    assert headers_of(final) == ["DIAGNOSED: CRASH_APP_ERROR"], final["text"]
+    assert headers_of(final) == ["🔥 Crashed (application error)"], final["text"]
     assert "asr-conformer" in json.dumps(final)
     assert all(p.body["thread_ts"] == "400.000100" for p in slack.of("chat.postMessage"))
     slack.check_payloads()
@@ -246,7 +247,7 @@ async def test_several_candidates_answered_by_button(slack: SlackMock, prefix: s
     assert buttons_of(replaced["blocks"]) == []  # the buttons are gone once answered
     answer = [u for u in updates if u["ts"] != root][-1]
     assert chosen["v"] in json.dumps(answer)
-    assert headers_of(answer)[0] != "NEED MORE INFORMATION"
+    assert headers_of(answer)[0] != "❔ Need more information"
     assert all(p.body.get("thread_ts") == root for p in slack.of("chat.postMessage")[1:])
     slack.check_payloads(allowed_mentions=(ALICE,))
 
@@ -296,7 +297,13 @@ async def test_injection_and_secrets_never_reach_slack(slack: SlackMock, prefix:
         await h.command("ctr-train project=ads", user=ALICE, channel=CHAN)
         await h.event(mention("why did ctr-train crash in project ads?", "500.000100", channel=CHAN))
         await h.settle()
-    everything = slack.texts()
+        # the card's Evidence and Logs buttons post the rest in the thread: the same rules hold there
+        card = finals(slack)[-1]
+        for button in buttons_of(card["blocks"]):
+            if button.get("action_id") in ("wd_card_evidence", "wd_card_logs"):
+                await h.click(button, {"ts": card["ts"], "blocks": card["blocks"]}, user=ALICE, channel=CHAN)
+                await h.settle()
+    everything = slack.texts() + b"".join(c.raw for c in slack.of("upload")).decode()
     assert "CRASH_APP_ERROR" in everything
     # the injected line is withheld with a marker that says why (FORMAT.md), never echoed or followed
     assert "line withheld: instruction-like text" in everything
@@ -314,7 +321,7 @@ async def test_slack_429_is_retried(slack: SlackMock, prefix: str, tmp_path: Pat
         await h.settle()
     attempts = [c for c in slack.calls if c.method == "chat.update"]
     assert [c.status for c in attempts] == [429, 200]
-    assert headers_of(attempts[1].body) == ["DIAGNOSED: OOM_KILLED"]
+    assert headers_of(attempts[1].body) == ["💥 OOM killed"]
     slack.check_payloads(allowed_mentions=(ALICE,))
 
 
@@ -327,7 +334,9 @@ async def test_redis_down_still_answers(slack: SlackMock, prefix: str, tmp_path:
         await h.event(mention("why did asr-conformer fail in project speech?", "600.000100", channel=BARE), "EvX")
         await h.settle()
     titles = sorted(headers_of(u)[0] for u in finals(slack))
-    assert titles == ["DIAGNOSED: CRASH_APP_ERROR", "NEED MORE INFORMATION"]  # the duplicate still dropped
+    assert titles == sorted(
+        ["🔥 Crashed (application error)", "❔ Need more information"]
+    )  # the duplicate still dropped
     notes = [p.body["text"] for p in slack.of("chat.postMessage")]
     assert any("can't keep this conversation" in n for n in notes)
     slack.check_payloads(allowed_mentions=(ALICE,))
@@ -376,14 +385,14 @@ async def test_redis_outage_then_recovery(slack: SlackMock, prefix: str, tmp_pat
         assert (await h.http.get("/readyz")).status_code == 503
         await h.command("asr-conformer project=speech cluster=dgx-prod", user=ALICE, channel=BARE)
         await h.settle()
-        assert headers_of(finals(slack)[-1]) == ["DIAGNOSED: CRASH_APP_ERROR"]
+        assert headers_of(finals(slack)[-1]) == ["🔥 Crashed (application error)"]
         await proxy.start()  # same port: Redis is back
         assert (await h.http.get("/readyz")).status_code == 200
         await h.event(mention("why did asr-conformer fail in project speech?", "700.000100", channel=BARE))
         await h.settle()
         await h.event(thread_message("dgx-prod", "700.000200", "700.000100", channel=BARE))
         await h.settle()
-    assert headers_of(finals(slack)[-1]) == ["DIAGNOSED: CRASH_APP_ERROR"]  # follow-up memory works again
+    assert headers_of(finals(slack)[-1]) == ["🔥 Crashed (application error)"]  # follow-up memory works again
     await proxy.cut()
 
 
@@ -398,5 +407,5 @@ async def test_slow_diagnosis_is_acknowledged_before_it_finishes(slack: SlackMoc
         await h.settle()
     update = slack.of("chat.update")[-1]
     assert h.acked_at[0] < update.at
-    assert headers_of(update.body) == ["DIAGNOSED: OOM_KILLED"]
+    assert headers_of(update.body) == ["💥 OOM killed"]
     slack.check_payloads(allowed_mentions=(ALICE,))

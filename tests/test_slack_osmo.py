@@ -50,7 +50,7 @@ async def test_status_by_slash_command_names_missing_links(slack: SlackMock, pre
     body = answers(slack)[-1]
     assert not violations(body), violations(body)
     dumped = json.dumps(body)
-    assert header(body).startswith("STATUS") or "RUNNING" in header(body), header(body)
+    assert header(body).startswith("ℹ️ Status") or "RUNNING" in header(body), header(body)
     assert WORKFLOW in dumped and "RUNNING" in dumped
     assert GRAFANA_NA in dumped and DASHBOARD_NA in dumped
     assert "osmo.acme-robotics.example/workflows/warehouse-sdg-render-33" in dumped  # the OSMO Web link

@@ -34,16 +34,14 @@ from diagnosis.report import (
     Report,
 )
 from handlers.blocks import (
-    MAX_BLOCKS,
-    MAX_TOTAL,
-    block_chars,
     escape,
     render_blocks,
     render_report,
     violations,
 )
+from handlers.card import CARD_MAX_BLOCKS, CARD_MAX_CHARS, text_chars
 from handlers.doctor import apply_reply, parse_command
-from tests.slack_mock import REDIS_URL, SECRET, TOKEN, Harness, SlackMock
+from tests.slack_mock import REDIS_URL, SECRET, TOKEN, Harness, SlackMock, buttons_of
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
 
@@ -85,21 +83,33 @@ def big_report(n_evidence: int = 300, log_lines: int = 4000) -> Report:
 def test_budget_keeps_the_main_message_within_limits_and_spills_the_rest() -> None:
     r = render_report(big_report())
     assert violations(r.main.payload()) == []
-    assert len(r.main.blocks) <= MAX_BLOCKS and sum(block_chars(b) for b in r.main.blocks) <= MAX_TOTAL
+    assert len(r.main.blocks) <= CARD_MAX_BLOCKS and text_chars(r.main.blocks) <= CARD_MAX_CHARS
     header = r.main.blocks[0]["text"]["text"]
-    assert header == "DIAGNOSED: OOM_KILLED"
-    spilled = [s.title for s in r.snippets] + [m.text for m in r.thread]
-    assert "log tail" in spilled and any("Evidence" in t for t in spilled)
-    # nothing silently dropped: every evidence item is in the main message, a thread reply or a snippet
-    everything = json.dumps([r.main.payload()] + [m.payload() for m in r.thread]) + "".join(
-        s.content for s in r.snippets
-    )
+    assert header == "💥 OOM killed: train-x"
+    assert "OOM_KILLED" in r.main.text and "OOM_KILLED" in json.dumps(r.main.blocks)
+    # the Evidence and Logs buttons carry the rest (the report names a workload to re-read)
+    actions = [e["action_id"] for b in r.main.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert actions[:3] == ["wd_card_evidence", "wd_card_logs", "wd_card_rediagnose"]
+    assert [s.title for s in r.logs] == ["log tail (k8s)"]
+    # nothing silently dropped: every evidence item is in what the Evidence button posts, or a snippet
+    everything = json.dumps([m.payload() for m in r.evidence]) + "".join(s.content for s in r.evidence_files + r.logs)
     for i in range(300):
         assert f"item-{i}:" in everything or f"item-{i}*" in everything
     assert "line 3999" in everything
-    for m in r.thread:
+    for m in r.evidence:
         assert violations(m.payload()) == []
-    assert "More in the thread" in json.dumps(r.main.blocks)
+
+
+def test_card_without_a_target_posts_the_rest_in_the_thread_at_once() -> None:
+    report = big_report(30, 5).model_copy(update={"identity": None})
+    r = render_report(report)
+    assert not [
+        b
+        for b in r.main.blocks
+        if b["type"] == "actions" and b["elements"][0].get("action_id", "").startswith("wd_card")
+    ]
+    assert r.thread and not r.evidence
+    assert "item-29" in json.dumps([m.payload() for m in r.thread])
 
 
 def test_untrusted_text_is_escaped_and_verbatim() -> None:
@@ -108,7 +118,7 @@ def test_untrusted_text_is_escaped_and_verbatim() -> None:
     for active in ("<!channel>", "<!here>", "<@U", "<https://evil"):
         assert active not in dumped
     assert "[broadcast mention removed]" in dumped and "&amp; more" in dumped
-    assert "Warning BackOff '''" in json.dumps(render_report(big_report(1, 1)).main.blocks)
+    assert "Warning BackOff '''" in json.dumps([m.blocks for m in render_report(big_report(1, 1)).evidence])
     assert violations({"text": "x", "blocks": blocks}) == []
     assert escape("a&<b>") == "a&amp;&lt;b&gt;"
 
@@ -265,8 +275,8 @@ async def test_terminal_twin_asks_and_continues() -> None:
     out = io.StringIO()
     await chat(Backends(), read=lambda: next(lines), out=out, answer_fn=fake)
     text = out.getvalue()
-    assert "NEED MORE INFORMATION" in text and "[1] dgx-prod" in text
-    assert "DIAGNOSED: OOM_KILLED" in text and "train-7 on dgx-prod was OOMKilled." in text
+    assert "Need more information" in text and "[1] dgx-prod" in text
+    assert "OOM killed" in text and "OOM_KILLED" in text and "train-7 on dgx-prod was OOMKilled." in text
 
 
 async def test_overflow_goes_to_thread_and_upload_through_the_app(tmp_path: Path) -> None:
@@ -286,14 +296,22 @@ async def test_overflow_goes_to_thread_and_upload_through_the_app(tmp_path: Path
             h = Harness(slack, bot, http)
             await h.command("train-x project=nlp cluster=dgx-prod", user="U0ALICE01")
             await h.settle()
-        root = slack.of("chat.update")[-1].body["ts"]
+            card = slack.of("chat.update")[-1].body
+            root = card["ts"]
+            blocks = card["blocks"] if isinstance(card["blocks"], list) else json.loads(card["blocks"])
+            buttons = {b["action_id"]: b for b in buttons_of(blocks) if "action_id" in b}
+            assert not slack.of("files.completeUploadExternal"), "the card alone: the rest is a click away"
+            for action in ("wd_card_evidence", "wd_card_logs"):
+                await h.click(buttons[action], {"ts": root, "blocks": blocks}, user="U0ALICE01")
+                await h.settle()
         thread = [c.body for c in slack.of("chat.postMessage")[1:]]
-        assert all(b["thread_ts"] == root for b in thread)
+        assert thread and all(b["thread_ts"] == root for b in thread)
         uploads = slack.of("files.completeUploadExternal")
         assert uploads and all(u.body.get("thread_ts") == root for u in uploads)
         titles = {f["title"] for u in uploads for f in u.body["files"]}
-        assert "log tail" in titles, "the excerpt that does not fit is uploaded, not dropped"
-        assert thread or "Evidence (full list)" in titles, "the evidence that does not fit goes to the thread"
+        assert "log tail (k8s)" in titles, "the Logs button uploads the log tail, nothing is dropped"
+        raw_up = b"".join(c.raw for c in slack.of("upload")).decode()
+        assert "item-299" in json.dumps(thread) + raw_up, "the Evidence button posts the full evidence"
         raw = b"".join(c.raw for c in slack.of("upload")).decode()
         assert "line 3999 <!channel>" in raw or "line 3999" in raw
         slack.check_payloads(allowed_mentions=("U0ALICE01",))

@@ -75,7 +75,10 @@ def texts(slack: SlackMock) -> list[str]:
 
 
 def headers(posts: list[Any]) -> list[str]:
-    return [b["text"]["text"] for p in posts for b in p.body.get("blocks") or [] if b.get("type") == "header"]
+    """The cards' verdicts in words (headers without the workflow name)."""
+    return [
+        b["text"]["text"].split(": ")[0] for p in posts for b in p.body.get("blocks") or [] if b.get("type") == "header"
+    ]
 
 
 def count(slack: SlackMock, needle: str) -> int:
@@ -113,7 +116,7 @@ async def test_watch_posts_each_change_in_the_thread_and_stops_at_terminal(
         f"{WORKFLOW}: WAITING -&gt; FAILED (final).",
     ], sentences
     # the final report is the failure diagnosis, not only the status word
-    assert headers(posts) == ["STATUS", "FAILED: OOM_KILLED"], headers(posts)
+    assert headers(posts) == ["ℹ️ Status", "💥 OOM killed"], headers(posts)
     assert rkeys(prefix, "watch:*") == [] and rkeys(prefix, "lease:watch:*") == []
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     assert r.smembers(prefix + "watches") == set()
@@ -195,7 +198,7 @@ async def test_watch_of_an_unknown_workflow_says_so_and_ends(slack: SlackMock, p
     async with osmo_bot(slack, prefix, osmo, policy=POLICY) as h:
         await h.command("watch no-such-workflow-9", user=ALICE, channel=CHAN)
         await h.settle()
-    assert headers(slack.of("chat.postMessage")) == ["NOT FOUND"]
+    assert headers(slack.of("chat.postMessage")) == ["🔍 Not found"]
     assert "no-such-workflow-9" in texts(slack)[-1]
     assert stored_watches(prefix) == [] and rkeys(prefix, "watch*") == []
     slack.check_payloads(allowed_mentions=(ALICE,))

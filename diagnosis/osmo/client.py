@@ -32,6 +32,7 @@ start (§6).
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,9 @@ SERVER_MAX_LOG_LINES = 10_000
 #: The tail asked for: the spec's ``-n 10000`` less one, so a default server honours it.
 LOG_TAIL_LINES = SERVER_MAX_LOG_LINES - 1
 Keep = Literal["head", "tail"]
+#: A bearer token as RFC 6750 spells one (``b64token``; a JWT is one): ``JwtTokenResponse.token`` is any
+#: string in the spec, and one that cannot go into a header is no token.
+_BEARER = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -290,7 +294,7 @@ class OsmoClient:
             raise AuthError(f"OSMO token exchange answered a body that is not JSON ({TOKEN_PATH})") from exc
         # JwtTokenResponse: token and expires_at are nullable, and ``error`` says why there is none.
         jwt = body.get("token") if isinstance(body, dict) else None
-        if not isinstance(jwt, str) or not jwt.strip():
+        if not isinstance(jwt, str) or not _BEARER.match(jwt):  # null, empty, or not sendable as a bearer
             error = body.get("error") if isinstance(body, dict) else None
             raise AuthError(
                 f"OSMO token exchange answered without a token ({TOKEN_PATH})"
@@ -361,9 +365,10 @@ class OsmoClient:
         return parse(WorkflowList, await self._json("/api/workflow", params), "/api/workflow")
 
     async def get_workflow(self, workflow_id: str) -> Workflow:
-        """``GET /api/workflow/{id}``; :class:`WorkflowNotFound` for an unknown ID (never a similar one)."""
+        """``GET /api/workflow/{id}?verbose=true`` (every retry of every task, §3); :class:`WorkflowNotFound` for an
+        unknown ID (never a similar one)."""
         path = f"/api/workflow/{segment(workflow_id)}"
-        r = await self._get(path)
+        r = await self._get(path, {"verbose": "true"})
         if r.status_code >= 300:
             code, message = _message(r)
             if r.status_code == 404 or (
@@ -450,6 +455,14 @@ class OsmoClient:
         if task_name:
             params["task_name"] = task_name
         return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/logs", params)
+
+    async def error_logs(self, workflow_id: str, task_name: str, retry_id: int | None = None) -> StreamText:
+        """``GET /api/workflow/{id}/error_logs?task_name=T[&retry_id=N]``: the failed task's error log (streamed
+        text; the end kept)."""
+        params = {"task_name": task_name, "last_n_lines": str(LOG_TAIL_LINES)}
+        if retry_id is not None:
+            params["retry_id"] = str(retry_id)
+        return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/error_logs", params)
 
     async def events(self, workflow_id: str, *, task_name: str | None = None) -> StreamText:
         """``GET /api/workflow/{id}/events[?task_name=T]`` (streamed text, §6; the newest events kept)."""

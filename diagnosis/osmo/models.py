@@ -19,7 +19,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from diagnosis.units import parse_time
 
@@ -69,7 +69,17 @@ class _Model(BaseModel):
 
 class _Timed(_Model):
     @field_validator(
-        "submit_time", "start_time", "end_time", "scheduling_start_time", mode="before", check_fields=False
+        "submit_time",
+        "start_time",
+        "end_time",
+        "scheduling_start_time",
+        "processing_start_time",
+        "initializing_start_time",
+        "input_download_start_time",
+        "input_download_end_time",
+        "output_upload_start_time",
+        mode="before",
+        check_fields=False,
     )
     @classmethod
     def _time(cls, value: Any) -> datetime | None:
@@ -93,9 +103,30 @@ class Task(_Timed):
     start_time: datetime | None = None
     end_time: datetime | None = None
     scheduling_start_time: datetime | None = None
+    processing_start_time: datetime | None = None
+    initializing_start_time: datetime | None = None
+    input_download_start_time: datetime | None = None
+    input_download_end_time: datetime | None = None
+    output_upload_start_time: datetime | None = None
     node_name: str | None = None
     pod_name: str | None = None
     dashboard_url: str | None = None
+    error_logs: str | None = None  # the URL of the task's error log (non-null only for failed tasks, §3)
+
+    def stages(self) -> list[tuple[str, datetime]]:
+        """The stage timestamps the server gave, in order (UTC): processing, scheduling, initializing, input
+        download, running, output upload, end."""
+        named = [
+            ("processing", self.processing_start_time),
+            ("scheduling", self.scheduling_start_time),
+            ("initializing", self.initializing_start_time),
+            ("input download", self.input_download_start_time),
+            ("input download done", self.input_download_end_time),
+            ("running", self.start_time),
+            ("output upload", self.output_upload_start_time),
+            ("ended", self.end_time),
+        ]
+        return [(label, at) for label, at in named if at is not None]
 
 
 class Group(_Timed):
@@ -109,6 +140,27 @@ class Group(_Timed):
     remaining_upstream_groups: list[str] | None = None
     downstream_groups: list[str] | None = None
     tasks: list[Task] = Field(default_factory=list)
+    #: every retry of every task (``verbose=true``), newest retry first per task; ``tasks`` keeps the latest.
+    #: Derived from the response, not a field of it.
+    _attempts: list[Task] = PrivateAttr(default_factory=list)
+
+    @property
+    def attempts(self) -> list[Task]:
+        return self._attempts
+
+    @model_validator(mode="after")
+    def _latest_retry(self) -> Group:
+        """With ``verbose=true`` the server lists every retry (§3): ``tasks`` keeps each task's latest retry, as
+        without it, and ``attempts`` all of them."""
+        self._attempts = sorted(self.tasks, key=lambda t: (t.name, -(t.retry_id or 0)))
+        latest: dict[str, Task] = {}
+        for task in self.tasks:
+            kept = latest.get(task.name)
+            if kept is None or (task.retry_id or 0) > (kept.retry_id or 0):
+                latest[task.name] = task
+        if len(latest) != len(self.tasks):
+            self.tasks = [t for t in self.tasks if latest.get(t.name) is t]
+        return self
 
 
 class Workflow(_Timed):
@@ -135,6 +187,16 @@ class Workflow(_Timed):
     dashboard_url: str | None = None
     app_name: str | None = None
     groups: list[Group] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)  # label-policy warnings (§3)
+
+    @field_validator("warnings", mode="before")
+    @classmethod
+    def _warnings(cls, value: Any) -> Any:
+        return [str(v) for v in value if v is not None] if isinstance(value, list) else []
+
+    def retries(self, task_name: str) -> list[Task]:
+        """Every attempt of ``task_name`` (newest first) when the query listed retries."""
+        return [t for g in self.groups for t in g.attempts if t.name == task_name]
 
     @property
     def tasks(self) -> list[Task]:

@@ -147,10 +147,23 @@ class _Gaps:
         return None
 
     def stream(self, what: str, result: StreamText | None) -> StreamText | None:
+        """How the stream was read (caps, idle and deadline cuts) goes to the log; the person reads one
+        plain sentence (issue 13 §3)."""
         if result is not None:
             note = result.cut_note(what)
             if note:
-                self.notes.append(note)
+                log.info("OSMO %s cut: %s", what, note)
+                if result.dropped_bytes:
+                    self.notes.append(
+                        f"The {what} shown are only the last part of a longer output (its first part is not shown)."
+                    )
+                elif result.reason in ("idle", "deadline"):
+                    self.notes.append(
+                        f"The {what} shown are what the workflow had written so far: it is still running and "
+                        f"its {what} are still open."
+                    )
+                else:
+                    self.notes.append(f"The {what} shown may be incomplete (the connection broke while reading).")
         return result
 
 
@@ -225,7 +238,8 @@ def _base(wf: Workflow, now: datetime, question: Question) -> dict[str, Any]:
         notes.insert(
             0,
             "Live GPU/CPU/memory utilization is only in Grafana (OSMO's API exposes no live metrics), so no "
-            "number is given here" + (f": {wf.grafana_url}" if wf.grafana_url else "."),
+            "number is given here"
+            + (f": {wf.grafana_url}" if wf.grafana_url else " (and this workflow has no Grafana link)."),
         )
     return {
         "system": "osmo",
@@ -269,6 +283,57 @@ async def _task_logs(client: OsmoClient, wf: Workflow, gaps: _Gaps) -> dict[str,
     if len(tasks) > len(chosen):
         gaps.notes.append(f"Logs were read for {len(chosen)} of {len(tasks)} tasks (failed tasks first).")
     return {name: text for name, text in results if text is not None}
+
+
+async def _error_log(client: OsmoClient, wf: Workflow, task: Task | None, gaps: _Gaps) -> str | None:
+    """The failed task's error log (issue 9 §5), read only when the query gives its ``error_logs`` URL (the
+    caller reads it when the task's own log names no error)."""
+    if task is None or not task.error_logs:
+        return None
+    what = f"error log of task {task.name} (GET /api/workflow/{wf.name}/error_logs?task_name={task.name})"
+    got = gaps.stream(
+        f"error log of task {task.name}", await gaps.get(what, client.error_logs(wf.name, task.name, task.retry_id))
+    )
+    return None if got is None else got.text
+
+
+def error_log_lines(text: str | None) -> list[str]:
+    """The error lines of an error log, at most 5 (none when no line looks like an error)."""
+    if not text:
+        return []
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return [ln for ln in lines if re.search(r"(?i)error|exception|traceback|fatal|failed|killed", ln)][-5:]
+
+
+def _fmt_stage(at: datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _task_history(wf: Workflow, task: Task, source: str) -> list[EvidenceItem]:
+    """The failed task's stage times and, with several attempts, every retry (issue 9 §5: ``verbose=true``)."""
+    out: list[EvidenceItem] = []
+    stages = task.stages()
+    if stages:
+        text = ", ".join(f"{label} {_fmt_stage(at)}" for label, at in stages)
+        before_end = [label for label, _ in stages if label != "ended"]
+        if task.end_time is not None and before_end:
+            text += f" (it ended during {before_end[-1]})"
+        out.append(EvidenceItem(label=f"task {task.name} stages (UTC)", value=text, source=source))
+    attempts = wf.retries(task.name)
+    if len(attempts) > 1:
+        parts = [
+            f"retry {a.retry_id if a.retry_id is not None else '?'} {a.status}"
+            + (f" exit {a.exit_code}" if a.exit_code is not None else "")
+            for a in attempts
+        ]
+        out.append(
+            EvidenceItem(
+                label=f"task {task.name} attempts ({len(attempts)})",
+                value="; ".join(parts),
+                source=source + "?verbose=true",
+            )
+        )
+    return out
 
 
 async def _events(client: OsmoClient, wid: str, gaps: _Gaps) -> str | None:
@@ -509,15 +574,18 @@ def _with_upload(upload: UploadCause | None, action: str) -> str:
 async def failed_report(client: OsmoClient, wf: Workflow, question: Question, now: datetime) -> Report:
     """Failed workflow: category from status, exit code, failure_message, events and logs."""
     gaps = _Gaps()
-    logs, events, requests = await asyncio.gather(
-        _task_logs(client, wf, gaps), _events(client, wf.name, gaps), _requests(client, wf, gaps)
-    )
-    base = _base(wf, now, question)
-    evidence: list[EvidenceItem] = base.pop("evidence")
-    source = f"GET /api/workflow/{wf.name}"
     root = root_failed_task(wf)
     failed = failed_tasks(wf)
     task: Task | None = root or (failed[0] if failed else None)
+    logs, events, requests = await asyncio.gather(
+        _task_logs(client, wf, gaps), _events(client, wf.name, gaps), _requests(client, wf, gaps)
+    )
+    # The task's error log is read when its log shows no error line (empty, cut, or only progress output).
+    explained = task is not None and bool(digest_logs(logs.get(task.name) or "", task.name).error_lines)
+    error_log = None if explained else await _error_log(client, wf, task, gaps)
+    base = _base(wf, now, question)
+    evidence: list[EvidenceItem] = base.pop("evidence")
+    source = f"GET /api/workflow/{wf.name}"
     if task is not None:
         tlog = logs.get(task.name) or ""
         digest = digest_logs(tlog, task.name)
@@ -560,6 +628,17 @@ async def failed_report(client: OsmoClient, wf: Workflow, question: Question, no
             )
         if task.node_name:
             evidence.append(EvidenceItem(label=f"task {task.name} node", value=task.node_name, source=source))
+        evidence += _task_history(wf, task, source)
+    for warning in wf.warnings[:3]:
+        evidence.append(EvidenceItem(label="workflow warning", value=warning, source=source))
+    for line in error_log_lines(error_log)[-3:]:
+        evidence.append(
+            EvidenceItem(
+                label=f"error log of task {task.name if task else ''}",
+                value=line,
+                source=f"GET /api/workflow/{wf.name}/error_logs",
+            )
+        )
     for other in failed:
         if task is None or other.name == task.name:
             continue
@@ -974,7 +1053,9 @@ async def status_report(client: OsmoClient, wf: Workflow, question: Question, no
             "with `osmo app create` if you want it."
         )
     elif wf.status in ("RUNNING", "WAITING"):
-        next_action = f"Follow it with `watch {wf.name}`; live GPU/CPU/memory use is in Grafana."
+        next_action = f"Follow it with `watch {wf.name}`" + (
+            "; live GPU/CPU/memory use is in Grafana (the Grafana button)." if wf.grafana_url else "."
+        )
     return Report(
         outcome=Outcome.STATUS,
         headline=headline,

@@ -6,7 +6,10 @@ Errors: :class:`ApiError` (status, path) for any non-2xx answer after retries;
 httpx transport errors propagate after retries.
 
 Lists (pods, history, events) come back as :class:`~diagnosis.runai.models.Records`: a ``null`` or
-unreadable item is skipped and counted, never fatal for the whole call.
+unreadable item is skipped and counted, never fatal for the whole call. An answer that does not fit its
+spec schema at all (a ``null`` body or list where the spec requires the list, a list where an object is due,
+a workload the model cannot read) is an :class:`ApiError` (status 200) naming what was wrong, so the caller
+reports it as a gap (or, for the workload itself, as one line), never as an unexpected error.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import time
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
+from pydantic import BaseModel, ValidationError
 
 from diagnosis.config import RunaiConfig
 from diagnosis.http import RetryPolicy, make_client
@@ -37,6 +42,10 @@ from diagnosis.runai.models import (
 from diagnosis.units import iso
 
 TOKEN_PATHS = ("/api/v2/token", "/api/v1/token")
+#: A bearer token as RFC 6750 spells one (``b64token``): anything else cannot go into a header, so a reply
+#: carrying it is treated as one without a token.
+_BEARER = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
+M = TypeVar("M", bound=BaseModel)
 PAGE_LIMIT = 500
 MAX_PAGES = 200
 #: Workload ``type`` (lowercased, without ``-``, ``_`` and spaces) -> its spec endpoint segment. ``type`` is an
@@ -183,7 +192,7 @@ class RunaiClient:
                 token, lifetime = _token_fields(r)
                 if token is not None:
                     break
-                refused.append(f"{path} ({shape}): 200 without an access token")
+                refused.append(f"{path} ({shape}): 200 without a usable access token")
                 continue
             refused.append(f"{path} ({shape}): HTTP {status}")
             if status not in _LOGIN_FALLBACK:
@@ -201,7 +210,8 @@ class RunaiClient:
         else:
             expires = _jwt_exp(token) or now + 3600
         self._token = token
-        self._token_expires = expires - 60
+        # Refresh a minute early, or halfway through a shorter lifetime (never one login per request).
+        self._token_expires = expires - min(60.0, max(0.0, expires - now) / 2)
         _TOKENS[key] = (token, self._token_expires)
 
     async def _auth_header(self, refresh: bool = False) -> dict[str, str]:
@@ -230,7 +240,7 @@ class RunaiClient:
         offset: Any = 0
         for _ in range(MAX_PAGES):
             body = _envelope(await self.get_json(path, {**params, "offset": offset, "limit": PAGE_LIMIT}), path, key)
-            items.extend(body.get(key) or [])
+            items.extend(body[key])
             nxt = body.get("next")
             if nxt in (None, "", offset):
                 break
@@ -246,11 +256,12 @@ class RunaiClient:
             params["deleted"] = "true"
         # A null item is skipped; an unreadable workload fails the call (it could be the one asked about).
         raw = await self._paged("/api/v1/workloads", "workloads", params)
-        return [Workload.model_validate(w) for w in raw if w is not None]
+        return [_model(Workload, w, "/api/v1/workloads", f"workloads.{i}") for i, w in enumerate(raw) if w is not None]
 
     async def get_workload(self, workload_id: str) -> Workload:
         """``GET /api/v1/workloads/{id}``."""
-        return Workload.model_validate(await self.get_json(f"/api/v1/workloads/{workload_id}"))
+        path = f"/api/v1/workloads/{workload_id}"
+        return _model(Workload, await self.get_json(path), path)
 
     async def get_pods(self, workload_id: str, *, deleted: bool = False, or_deleted: bool = False) -> Records[Pod]:
         """``GET /api/v1/workloads/{id}/pods``, all pages; ``deleted=true`` lists only deleted pods.
@@ -279,11 +290,10 @@ class RunaiClient:
         events: Records[Event] = Records()
         offset: Any = 0
         for _ in range(MAX_PAGES):
-            body = await self.get_json(path, {"offset": offset, "limit": PAGE_LIMIT, "sortOrder": "desc"})
-            if body is None:
-                raise ApiError(200, path, "events: null")
-            body = _envelope(body, path, "events")
-            page = parse_records(Event, body.get("events") or [])
+            body = _envelope(
+                await self.get_json(path, {"offset": offset, "limit": PAGE_LIMIT, "sortOrder": "desc"}), path, "events"
+            )
+            page = parse_records(Event, body["events"])
             events.add(page)
             nxt = body.get("next")
             oldest = min((e.created_at for e in page if e.created_at), default=None)
@@ -300,7 +310,10 @@ class RunaiClient:
             f"/api/v1/workloads/{workload_id}/metrics",
             {"metricType": ",".join(metric_types), "start": iso(start), "end": iso(end), "numberOfSamples": samples},
         )
-        return Metrics.model_validate(body or {})
+        path = f"/api/v1/workloads/{workload_id}/metrics"
+        if not isinstance(body, dict):
+            raise ApiError(200, path, f"expected an object with 'measurements', got {_kind(body)}")
+        return _model(Metrics, body, path)
 
     @staticmethod
     def spec_path(workload_type: str | None, workload_id: str, source_api: str | None = None) -> str | None:
@@ -331,7 +344,7 @@ class RunaiClient:
                 raise ApiError(200, path, str(exc)) from exc
         if not isinstance(body, dict):
             raise ApiError(200, path, "the spec response is not a JSON object")
-        return WorkloadSpec.model_validate(body)
+        return _model(WorkloadSpec, body, path)
 
     async def get_spec_for(self, workload: Workload) -> WorkloadSpec:
         return await self.get_spec(workload.type, workload.id, workload.source_api)
@@ -340,12 +353,14 @@ class RunaiClient:
         """``GET /api/v1/clusters`` (a bare array; ``{"clusters": [...]}`` is tolerated).
 
         Read once per client (one diagnosis): a question naming its cluster needs the list to resolve
-        the name and again for the report's identity."""
+        the name and again for the report's identity. A ``null`` or unreadable item (no ``uuid``) is skipped:
+        it can be neither resolved nor named."""
         if self._clusters is None:
             body = await self.get_json("/api/v1/clusters")
             items = body.get("clusters", []) if isinstance(body, dict) else body
-            items = items if isinstance(items, list) else []
-            self._clusters = [Cluster.model_validate(c) for c in items if c is not None]
+            if not isinstance(items, list):
+                raise ApiError(200, "/api/v1/clusters", f"expected a list of clusters, got {_kind(items)}")
+            self._clusters = list(parse_records(Cluster, items))
         return list(self._clusters)
 
     async def list_projects(self, name: str, cluster_id: str) -> list[Project]:
@@ -353,16 +368,32 @@ class RunaiClient:
         raw = await self._paged(
             "/api/v1/org-unit/projects", "projects", {"filterBy": f"name=={name},clusterId=={cluster_id}"}
         )
-        return [Project.model_validate(p) for p in raw if p is not None]
+        return list(parse_records(Project, raw))  # read only for the namespace: an unreadable one is skipped
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 def _envelope(body: Any, path: str, key: str) -> dict[str, Any]:
-    """A paged reply as a dict (``null`` is an empty page); anything else is an :class:`ApiError`."""
-    if body is None:
-        return {}
+    """A paged reply: an object whose ``key`` is a list (the spec requires it); anything else (a ``null`` body
+    or list, a proxy's array) is an :class:`ApiError`."""
     if not isinstance(body, dict):
-        raise ApiError(200, path, f"expected an object with '{key}', got {type(body).__name__}")
+        raise ApiError(200, path, f"expected an object with a '{key}' list, got {_kind(body)}")
+    if not isinstance(body.get(key), list):
+        raise ApiError(200, path, f"expected a '{key}' list, got {_kind(body.get(key))}")
     return body
+
+
+def _model(model: type[M], body: Any, path: str, where: str = "") -> M:
+    """``body`` read as ``model``, or an :class:`ApiError` naming the first field that does not fit."""
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        errors = exc.errors()
+        loc = ".".join(str(p) for p in (where, *(errors[0]["loc"] if errors else ())) if p != "")
+        msg = errors[0]["msg"] if errors else "does not fit"
+        raise ApiError(200, path, f"{loc or 'the answer'}: {msg}") from None
 
 
 def _token_fields(r: httpx.Response) -> tuple[str | None, float | None]:
@@ -377,10 +408,13 @@ def _token_fields(r: httpx.Response) -> tuple[str | None, float | None]:
     token = body.get("access_token") or body.get("accessToken")
     lifetime = body.get("expires_in") or body.get("expiresIn")
     try:
-        seconds = float(lifetime) if lifetime else None
+        seconds = float(lifetime) if lifetime and not isinstance(lifetime, bool) else None
     except (TypeError, ValueError):
         seconds = None
-    return (token if isinstance(token, str) and token else None), seconds
+    if seconds is not None and not 0 < seconds < 10 * 365 * 86400:
+        seconds = None  # a lifetime that cannot be (negative, zero, centuries): the JWT's exp or an hour
+    usable = isinstance(token, str) and bool(_BEARER.match(token))
+    return (token if usable else None), seconds
 
 
 def _message(r: httpx.Response) -> str:

@@ -12,6 +12,7 @@ lists (conditions, containers, measurements, values) are dropped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -320,13 +321,16 @@ class Measurement(ApiModel):
         return max(points, key=lambda p: p[1]) if points else None
 
     def floats(self) -> list[tuple[datetime | None, float]]:
-        """(timestamp, value) pairs whose value parses as a number."""
+        """(timestamp, value) pairs whose value parses as a finite number (values are strings in the spec:
+        ``"NaN"`` or ``"inf"`` is no measurement)."""
         out: list[tuple[datetime | None, float]] = []
         for v in self.values or []:
             try:
-                out.append((v.timestamp, float(v.value)))  # type: ignore[arg-type]
+                number = float(v.value)  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 continue
+            if math.isfinite(number):
+                out.append((v.timestamp, number))
         return out
 
 

@@ -27,6 +27,7 @@ from diagnosis.redact import sanitize
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
+from diagnosis.runai import resolve
 from diagnosis.runai.client import ApiError, NoSpecEndpoint, NotFoundError, RunaiClient
 from diagnosis.runai.models import (
     SUCCESS_PHASES,
@@ -158,7 +159,9 @@ async def fetch(what: str, path: str, coro: Awaitable[T], deadline: Deadline) ->
         return Fetched(what, path, why=_describe_error(exc))
 
 
-async def diagnose_runai(question: Question, config: RunaiConfig, kube: KubeConfig, *, now: datetime) -> Report:
+async def diagnose_runai(
+    question: Question, config: RunaiConfig, kube: KubeConfig, *, now: datetime, offer_choices: bool = False
+) -> Report:
     """Answer ``question`` about a Run:ai workload at time ``now`` (UTC).
 
     Raises :class:`~diagnosis.question.QuestionError` for a bad lookback and
@@ -169,7 +172,13 @@ async def diagnose_runai(question: Question, config: RunaiConfig, kube: KubeConf
     deadline = Deadline(config.deadline)
     async with RunaiClient(config) as client:
         try:
-            return await Diagnosis(question, client, kube, now, lookback, deadline, config).run()
+            diagnosis = Diagnosis(question, client, kube, now, lookback, deadline, config)
+            diagnosis.offer_choices = offer_choices
+            try:
+                return await diagnosis.run()
+            finally:
+                for pending in diagnosis.project_items.values():
+                    pending.cancel()  # a quota read the answer did not need
         except (ApiError, httpx.HTTPError, TimeoutError) as exc:
             raise BackendUnavailable(f"Run:ai at {config.base_url} did not answer: {_describe_error(exc)}") from exc
 
@@ -186,6 +195,12 @@ class Diagnosis:
     gaps: list[Gap] = field(default_factory=list)
     t2_signals: list[Signal] = field(default_factory=list)  # signals of the (one) Tier 2 read
     t2_window: tuple[datetime | None, datetime | None] = (None, None)  # the run: node events outside it are ignored
+    #: read the listable answers of a follow-up question (clusters, projects holding the name) to offer as choices;
+    #: off, a missing identifier is asked for before any call (spec "Parameters")
+    offer_choices: bool = False
+    found: list[Workload] = field(default_factory=list)  # every workload of the asked name that was found
+    #: the projects-API item of a Pending workload's project, read beside its Tier 1 evidence
+    project_items: dict[str, asyncio.Future[dict[str, Any] | None]] = field(default_factory=dict)
 
     @property
     def cutoff(self) -> datetime:
@@ -209,31 +224,43 @@ class Diagnosis:
             # A name where an id was expected (``cluster=dgx-prod``): resolve it by exact name, never guess.
             q = self.question = q.model_copy(update={"cluster": cluster_id, "cluster_id": None})
             cluster_id = None
-        if cluster_id is None and (q.cluster or q.cluster_hint):
-            clusters = await asyncio.wait_for(self.client.list_clusters(), self.deadline.remaining())
-            name = q.cluster or q.cluster_hint
-            matches = [c for c in clusters if c.name == name] or [
-                c for c in clusters if (c.name or "").casefold() == (name or "").casefold()
-            ]
-            if len(matches) == 1:
-                cluster_id = matches[0].uuid
-            elif q.cluster:
+        if cluster_id is not None and q.workload_id == cluster_id:
+            q = self.question = q.model_copy(update={"workload_id": None})  # the cluster's UUID, not a workload's
+        # Resolution against the control plane (issue 11 §1): the clusters (and, for a bare "in X", the projects)
+        # in one concurrent round trip; a UUID is a cluster when it is one, a scope names what it equals.
+        need_projects = not q.project and bool(q.scopes)
+        resolvable = bool(q.cluster or q.cluster_hint or q.uuids or q.scopes)
+        if (cluster_id is None and (resolvable or self.offer_choices)) or need_projects:
+            listed, projects = await asyncio.wait_for(
+                asyncio.gather(
+                    self.client.list_clusters(),
+                    resolve.list_projects(self.client, cluster_id) if need_projects else _nothing_list(),
+                ),
+                self.deadline.remaining(),
+            )
+            clusters = listed
+            q, cluster_id = self.resolve_scope(q, listed, projects, cluster_id)
+            self.question = q
+            if cluster_id is None and q.cluster:
                 return self.builder().needs_input(
                     q,
                     ["cluster"],
-                    f"I found no cluster named '{q.cluster}'. Which cluster is it on? Give the cluster name or id.",
-                    [Choice(label=c.name or c.uuid, field="cluster_id", value=c.uuid) for c in clusters[:10]],
+                    f"I found no cluster named '{q.cluster}'. Which cluster is it on?",
+                    self.cluster_choices(listed),
                 )
+        names = self.names(q)
         missing: list[str] = []
         if cluster_id is None:
             missing.append("cluster")
         if not q.workload_id:
-            if not q.workload_name:
+            named = bool(q.workload_name or q.candidates)
+            # ordinary words are tried only once the scope is known; until then the workload is asked for too
+            if not named and (not names or cluster_id is None or not q.project):
                 missing.append("workload")
             if not q.project:
                 missing.append("project")
         if missing:
-            return self.builder().needs_input(q, missing, _missing_question(q, missing), [])
+            return await self.ask_missing(q, missing, names, cluster_id, clusters or [])
         assert cluster_id is not None
 
         if q.workload_id:
@@ -243,19 +270,38 @@ class Diagnosis:
                 return await self.not_found(q, cluster_id, by_id=True)
             candidates = [workload]
         else:
-            filters = [f"name=={q.workload_name}", f"projectName=={q.project}", f"clusterId=={cluster_id}"]
-            candidates = await asyncio.wait_for(self.client.list_workloads(filters), self.deadline.remaining())
-            candidates = [w for w in candidates if w.name == q.workload_name]
-            fits = any(w.phase in TERMINAL_PHASES for w in candidates) or q.effective_intent() == "current"
-            if not candidates or not fits:
+            scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
+            found = await asyncio.wait_for(resolve.lookup(self.client, names, scope), self.deadline.remaining())
+            live = {n: ws for n, ws in found.items() if ws}
+            terminal = q.effective_intent() != "current"
+            if len(live) != 1 or (terminal and not any(w.phase in TERMINAL_PHASES for ws in live.values() for w in ws)):
                 # Live first, then deleted=true (FORMAT.md): also when no live match fits a terminal question.
+                wanted = list(live) if len(live) == 1 else [n for n in names if n not in live] or names
                 deleted = await asyncio.wait_for(
-                    self.client.list_workloads(filters, deleted=True), self.deadline.remaining()
+                    resolve.lookup(self.client, wanted, scope, deleted=True), self.deadline.remaining()
                 )
-                candidates += [w for w in deleted if w.name == q.workload_name]
-            if not candidates:
-                return await self.not_found(q, cluster_id, by_id=False)
+                for n, ws in deleted.items():
+                    if ws:
+                        live[n] = live.get(n, []) + ws
+            if len(live) > 1:
+                return self.builder().needs_input(
+                    q,
+                    ["workload"],
+                    f"Your message names several workloads that exist in project '{q.project}': "
+                    + ", ".join(f"`{n}`" for n in live)
+                    + ". Which one do you mean?",
+                    [Choice(label=n, field="workload_name", value=n) for n in live],
+                )
+            if not live:
+                if not q.workload_name and not q.candidates:
+                    # only ordinary words, none of which is a workload: ask, never "not found: 'fail'"
+                    return self.builder().needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
+                return await self.not_found(q, cluster_id, by_id=False, tried=names)
+            name, candidates = next(iter(live.items()))
+            if q.workload_name != name:
+                q = self.question = q.model_copy(update={"workload_name": name})
 
+        self.found = list(candidates)
         selected, tier1 = await self.select(candidates, q.effective_intent())
         if selected is None:
             return self.builder().needs_input(
@@ -278,8 +324,102 @@ class Diagnosis:
         self.kube = self.kube_for(workload, tier1, cluster_id)  # Tier 2 of this workload's cluster only
         return await self.diagnose(workload, tier1)
 
-    async def not_found(self, q: Question, cluster_id: str, by_id: bool) -> Report:
-        """Nothing matched: if the cluster id itself is unknown, say so and ask for the cluster instead."""
+    async def project_item(self, workload: Workload) -> dict[str, Any] | None:
+        """The raw projects-API item of the workload's project (its GPU quota and allocation), or None."""
+        if not workload.project_name:
+            return None
+        try:
+            items = await asyncio.wait_for(
+                resolve.list_projects(self.client, workload.cluster_id), self.deadline.remaining()
+            )
+        except (ApiError, httpx.HTTPError, TimeoutError):
+            return None
+        item = resolve.named(workload.project_name, items)
+        return item.raw if item is not None else None
+
+    @staticmethod
+    def names(q: Question) -> list[str]:
+        """The workload names to look up: the one named, else the text's candidates, else its English words
+        (a name only when a workload of exactly that name exists)."""
+        if q.workload_name:
+            return [q.workload_name]
+        return list(dict.fromkeys(q.candidates or q.words))
+
+    def resolve_scope(
+        self, q: Question, clusters: list[Cluster], projects: list[resolve.ProjectInfo], cluster_id: str | None
+    ) -> tuple[Question, str | None]:
+        """UUIDs, cluster names and bare scopes checked against what exists (FORMAT.md "Questions")."""
+        update: dict[str, Any] = {}
+        workload_id = q.workload_id
+        for uuid in q.uuids:
+            if resolve.cluster_of_uuid(uuid, clusters) is not None:
+                if cluster_id is None:
+                    cluster_id = uuid
+                if workload_id == uuid:
+                    workload_id = next((u for u in q.uuids if u != uuid and u != cluster_id), None)
+        if workload_id != q.workload_id:
+            update["workload_id"] = workload_id
+        if cluster_id is None and (q.cluster or q.cluster_hint):
+            match = resolve.named(q.cluster or q.cluster_hint or "", clusters)
+            if match is not None:
+                cluster_id = match.uuid
+        used: set[str] = set()
+        for scope in q.scopes:
+            if not q.project and "project" not in update:
+                mine = [p for p in projects if cluster_id is None or p.cluster_id in (None, cluster_id)]
+                project = resolve.named(scope, mine)
+                if project is not None:
+                    update["project"] = project.name
+                    used.add(scope)
+                    continue
+            if cluster_id is None:
+                match = resolve.named(scope, clusters)
+                if match is not None:
+                    cluster_id = match.uuid
+                    used.add(scope)
+        if used:
+            update["scopes"] = [s for s in q.scopes if s not in used]
+        if used and q.candidates and not q.workload_name:
+            left = [c for c in q.candidates if c not in {u.lower() for u in used}]
+            update["candidates"] = left
+            if len(left) == 1:
+                update["workload_name"] = left[0]
+        return (q.model_copy(update=update) if update else q), cluster_id
+
+    def cluster_choices(self, clusters: Sequence[Cluster], only: set[str] | None = None) -> list[Choice]:
+        return [
+            Choice(label=c.name or c.uuid, field="cluster_id", value=c.uuid)
+            for c in clusters
+            if only is None or c.uuid in only
+        ][:10]
+
+    async def ask_missing(
+        self, q: Question, missing: list[str], names: list[str], cluster_id: str | None, clusters: list[Cluster]
+    ) -> Report:
+        """One question naming every missing parameter, with every listable answer as a choice: the clusters
+        (where the named workload exists, when it is known), or the projects that hold a workload by that name."""
+        choices: list[Choice] = []
+        strong = [n for n in names if q.workload_name or n in q.candidates]
+        if "cluster" in missing:
+            # never a search across clusters: the clusters are offered, not the one where the name exists
+            choices = self.cluster_choices(clusters)
+        elif self.offer_choices and strong and not q.workload_id and "project" in missing and cluster_id:
+            scope = [f"clusterId=={cluster_id}"]
+            try:
+                found = await asyncio.wait_for(resolve.lookup(self.client, strong, scope), self.deadline.remaining())
+            except (ApiError, httpx.HTTPError, TimeoutError):
+                found = {}
+            held = sorted({w.project_name for ws in found.values() for w in ws if w.project_name})
+            choices = [Choice(label=p, field="project", value=p) for p in held][:10]
+        text = _missing_question(q, missing)
+        unknown = [s for s in q.scopes if s.lower() not in {n.lower() for n in names}]
+        if unknown and ("project" in missing or "cluster" in missing):
+            text = f"I found no project or cluster named '{unknown[0]}'. " + text
+        return self.builder().needs_input(q, missing, text, choices)
+
+    async def not_found(self, q: Question, cluster_id: str, by_id: bool, tried: Sequence[str] = ()) -> Report:
+        """Nothing matched: if the cluster id itself is unknown, say so and ask for the cluster instead; else
+        suggest the closest existing names in that project (newest failure first) as choices."""
         try:
             clusters = await asyncio.wait_for(self.client.list_clusters(), self.deadline.remaining())
         except (ApiError, httpx.HTTPError, TimeoutError):
@@ -288,10 +428,28 @@ class Diagnosis:
             return self.builder().needs_input(
                 q,
                 ["cluster"],
-                f"There is no cluster with id {cluster_id}. Which cluster is it on? Give the cluster name or id.",
-                [Choice(label=c.name or c.uuid, field="cluster_id", value=c.uuid) for c in clusters[:10]],
+                f"There is no cluster with id {cluster_id}. Which cluster is it on?",
+                self.cluster_choices(clusters),
             )
-        return self.builder().not_found(q, cluster_id, by_id=by_id)
+        suggestions: list[tuple[str, str]] = []
+        projects: list[resolve.ProjectInfo] | None = None
+        if not by_id and q.project:
+            scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
+            try:
+                existing, projects = await asyncio.wait_for(
+                    asyncio.gather(self.client.list_workloads(scope), resolve.list_projects(self.client, cluster_id)),
+                    self.deadline.remaining(),
+                )
+            except (ApiError, httpx.HTTPError, TimeoutError):
+                existing, projects = [], None
+            for name in tried or [q.workload_name or ""]:
+                for pick in resolve.suggest(name, existing, self.now):
+                    if pick not in suggestions:
+                        suggestions.append(pick)
+        known = [p.name for p in projects or []]
+        if known and q.project and resolve.named(q.project, projects or []) is None:
+            return self.builder().not_found(q, cluster_id, by_id=by_id, tried=tried, projects=sorted(set(known)))
+        return self.builder().not_found(q, cluster_id, by_id=by_id, tried=tried, suggestions=suggestions)
 
     async def select(self, candidates: list[Workload], intent: str) -> tuple[Workload | None, Tier1 | None]:
         """Option B selection by intent (spec Step 1.1; FORMAT.md "Questions")."""
@@ -343,6 +501,9 @@ class Diagnosis:
         spec_path = c.spec_path_for(workload) or "spec endpoint"
         # Pods of a deleted or cleaned-up workload are listed only with deleted=true.
         gone = workload.is_terminal or workload.deleted_at is not None
+        if workload.phase == "Pending" and workload.id not in self.project_items:
+            # a Pending workload's answer compares the project's GPU quota: read it in the same round trip
+            self.project_items[workload.id] = asyncio.ensure_future(self.project_item(workload))
         results = await asyncio.gather(
             fetch("pods", f"GET {base}/pods", c.get_pods(wid, or_deleted=gone), d),
             fetch("history", f"GET {base}/history", c.get_history(wid), d),
@@ -496,7 +657,7 @@ class Diagnosis:
             s for s in signals if s.kind == Kind.PREEMPTED and (s.at is None or since is None or s.at >= since)
         ]
         if preempted:
-            return b.route_preempted(workload, preempted)
+            return b.route_preempted(workload, preempted, tier1.spec.value.spec if tier1.spec.value else None)
 
         # Step 1.5: phase rules.
         phase = workload.phase
@@ -515,9 +676,12 @@ class Diagnosis:
             if not t2 or not self.symptom_confirmed(phase, signals + t2):
                 usable = cls.drop_superseded(signals)
                 if phase == "Pending":
-                    return b.route_pending(workload, [s for s in usable if s.kind == Kind.SCHEDULING])
+                    scheduling = [s for s in usable if s.kind == Kind.SCHEDULING]
+                    pending = self.project_items.get(workload.id)
+                    item = await pending if pending is not None else await self.project_item(workload)
+                    return b.route_pending(workload, scheduling, item)
                 if phase == "Running":
-                    return b.ask_past_run(workload)
+                    return b.ask_past_run(workload, self.found)
                 return b.phase_only(workload, signals)
 
         # Step 2-4: classify from Tier 1, then Tier 2 where Step 4 calls for it. With several pods the one whose
@@ -530,7 +694,7 @@ class Diagnosis:
             # Tier 2 can name the sender of a signal exit: a preemption routes out (spec Step 1.4).
             t2_preempted = [s for s in t2 if s.kind == Kind.PREEMPTED]
             if t2_preempted:
-                return b.route_preempted(workload, t2_preempted)
+                return b.route_preempted(workload, t2_preempted, tier1.spec.value.spec if tier1.spec.value else None)
             b.tier2(tier2)
             finding, order = self.decide(tier1, signals + t2, final + t2, end, tier2)
             final = final + t2
@@ -808,6 +972,10 @@ class Diagnosis:
 
 
 async def _nothing() -> list[Project]:
+    return []
+
+
+async def _nothing_list() -> list[resolve.ProjectInfo]:
     return []
 
 

@@ -29,6 +29,7 @@ from diagnosis.report import (
     Outcome,
     Recurrence,
     Report,
+    recurrence_phrase,
 )
 from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phrases
 from diagnosis.runai.memory import memory_evidence
@@ -41,7 +42,7 @@ from diagnosis.runai.signals import (
     missing_objects,
     start_error_cause,
 )
-from diagnosis.units import bytes_text, quantity_bytes
+from diagnosis.units import bytes_text, gib, quantity_bytes
 
 if TYPE_CHECKING:
     from diagnosis.runai.procedure import Tier1
@@ -133,6 +134,9 @@ class ReportBuilder:
     excerpts: list[Excerpt] = field(default_factory=list)
     rec: Recurrence | None = None
     limit_raw: str | None = None
+    #: the measured peak and the limit in bytes, for the verdict sentence ("peak 32.0 GiB of … (99.8%)")
+    peak_bytes: float | None = None
+    limit_bytes: float | None = None
     order: PodOrder | None = None
 
     # -- parts ----------------------------------------------------------------------------------------
@@ -168,9 +172,10 @@ class ReportBuilder:
             url = self.workload_url_template.replace("{workload_id}", workload.id).replace(
                 "{cluster_id}", workload.cluster_id or ""
             )
-            self.links.append(Link(label="Run:ai workload", url=url))
-        label = f"Run:ai console (Workload manager, workload {workload.name})"
-        self.links.append(Link(label=label, url=self.console_url))
+            self.links.append(Link(label="Open in Run:ai", url=url))
+            return
+        # without a template the link only opens the console, and says so (issue 13 §3)
+        self.links.append(Link(label="Run:ai console", url=self.console_url))
 
     def recurrence(self, category: Category, times: list[datetime]) -> None:
         self.rec = Recurrence(
@@ -290,6 +295,8 @@ class ReportBuilder:
             self.add("peak memory usage", "no peak observed (the usage series is empty in the lookback)", metrics_src)
             return
         text = bytes_text(ev.peak.bytes)
+        self.peak_bytes = ev.peak.bytes
+        self.limit_bytes = lim.bytes if lim else None
         if lim and lim.bytes:
             text += f", {100 * ev.peak.bytes / lim.bytes:.1f}% of the limit"
         if ev.series > 1:
@@ -340,6 +347,9 @@ class ReportBuilder:
         """The concrete cause for the verdict sentence: the limit, the image, the missing object, the error line."""
         texts = " ".join(s.text for s in primary)
         if cat == Category.OOM_KILLED and self.limit_raw:
+            if self.peak_bytes is not None and self.limit_bytes:
+                pct = 100 * self.peak_bytes / self.limit_bytes
+                return f"peak {gib(self.peak_bytes)} of its {self.limit_raw} memory limit ({pct:.1f}%)"
             return f"its memory limit is {self.limit_raw}"
         if cat == Category.IMAGE_PULL_FAILED:
             m = _IMAGE_REF.search(texts)
@@ -373,6 +383,48 @@ class ReportBuilder:
             return f"exit code {', '.join(str(c) for c in exit_codes)}"
         return ""
 
+    def _fitting_action(
+        self,
+        cat: Category,
+        action: str,
+        primary: Sequence[Signal],
+        explain: Sequence[Signal],
+        pod_name: str | None,
+        namespace: str | None,
+    ) -> str:
+        """The next action that fits the evidence (issue 13 §3): the image pull's cause, no log seen."""
+        texts = " ".join(s.text for s in primary)
+        if cat == Category.IMAGE_PULL_FAILED:
+            m = _IMAGE_REF.search(texts)
+            image = f"`{m.group(1)}`" if m else "the image"
+            low = texts.lower()
+            if "toomanyrequests" in low or "rate limit" in low or " 429" in low:
+                return (
+                    f"The registry rate-limited the pull of {image} (toomanyrequests): pull through a registry "
+                    "mirror or authenticate the pulls (a pull secret for that registry), then resubmit."
+                )
+            if any(w in low for w in ("unauthorized", "denied", "authentication required", "403 forbidden")):
+                return (
+                    f"The registry refused {image}: add or fix the pull secret (imagePullSecrets / the project's "
+                    "registry credential) for that registry, then resubmit."
+                )
+            if any(w in low for w in ("not found", "manifest unknown", "does not exist", "no such host")):
+                return (
+                    f"The registry has no {image}: check the repository name and tag (typo, tag never pushed or "
+                    "deleted), fix the image in the workload, then resubmit."
+                )
+            return action.replace("the image reference", f"the image reference {image}") if m else action
+        if cat in (Category.CRASH_APP_ERROR, Category.INIT_FAILED) and not explain:
+            pod = pod_name or "<pod>"
+            ns = namespace or (self.identity.namespace if self.identity else None) or "<namespace>"
+            what = "init container" if cat == Category.INIT_FAILED else "container"
+            return (
+                f"No {what} log was read, so the error itself is not shown here: read it with "
+                f"`kubectl logs {pod} -n {ns} --previous` (add `-c <container>` for the {what}) and "
+                f"`kubectl describe pod {pod} -n {ns}`, fix what it shows, then resubmit."
+            )
+        return action
+
     # -- finished reports ---------------------------------------------------------------------------
 
     def _report(self, outcome: Outcome, headline: str, **kw: Any) -> Report:
@@ -400,20 +452,43 @@ class ReportBuilder:
             choices=choices,
         )
 
-    def not_found(self, q: Question, cluster_id: str, by_id: bool) -> Report:
+    def not_found(
+        self,
+        q: Question,
+        cluster_id: str,
+        by_id: bool,
+        tried: Sequence[str] = (),
+        suggestions: Sequence[tuple[str, str]] = (),
+        projects: Sequence[str] = (),
+    ) -> Report:
+        """Nothing by that id or name. ``suggestions`` (name, label) are the closest existing names in that
+        project, newest failure first, offered as choices; ``projects`` the real ones when the project named
+        does not exist."""
+        choices: list[Choice] = []
         if by_id:
             what = f"No workload with id {q.workload_id} exists on cluster {cluster_id}"
             ask = "Check the workload id (Run:ai console, Workloads) and the cluster, and ask again."
+        elif projects:
+            what = f"There is no project named '{q.project}' on cluster {cluster_id}"
+            ask = "Which project is it in? " + ", ".join(f"`{p}`" for p in projects[:10])
+            choices = [Choice(label=p, field="project", value=p) for p in projects[:10]]
         else:
-            what = (
-                f"No workload named '{q.workload_name}' exists in project '{q.project}' on cluster {cluster_id}, "
-                "live or deleted"
-            )
-            ask = (
-                "Which workload do you mean? Send its workload id (Run:ai console, Workloads), "
-                "or check the name and project."
-            )
-        return self._report(Outcome.NOT_FOUND, what + ". " + ask, question=ask, next_action=ask)
+            names = list(dict.fromkeys(tried)) or [q.workload_name or "?"]
+            named = " or ".join(f"'{n}'" for n in names)
+            what = f"No workload named {named} exists in project '{q.project}' on cluster {cluster_id}, live or deleted"
+            if suggestions:
+                first, label = suggestions[0]
+                detail = label.split(" (", 1)[-1].rstrip(")")
+                ask = f"No workload named `{names[0]}` in {q.project}. Did you mean `{first}` ({detail})?"
+                if len(suggestions) > 1:
+                    ask += " Or " + ", ".join(f"`{n}`" for n, _ in suggestions[1:]) + "?"
+                choices = [Choice(label=label, field="workload_name", value=n) for n, label in suggestions]
+            else:
+                ask = (
+                    "Which workload do you mean? Send its workload id (Run:ai console, Workloads), "
+                    "or check the name and project."
+                )
+        return self._report(Outcome.NOT_FOUND, what + ". " + ask, question=ask, next_action=ask, choices=choices)
 
     def cluster_mismatch(
         self, q: Question, workload: Workload, cluster_id: str, clusters: list[Cluster] | None
@@ -428,16 +503,41 @@ class ReportBuilder:
             next_action="Ask again with the right cluster, or check the workload id.",
         )
 
-    def route_preempted(self, workload: Workload, signals: Sequence[Signal]) -> Report:
+    def route_preempted(
+        self, workload: Workload, signals: Sequence[Signal], spec: dict[str, Any] | None = None
+    ) -> Report:
+        """A preemption answered (issue 11 §3): who preempted it when the events say, whether it will be requeued,
+        and what to do. ``spec`` is the submitted spec's ``spec`` (``terminateAfterPreemption``), when read."""
         self.signal_evidence(signals, 4)
+        by = _preemptor(signals)
+        src = f"GET /api/v1/workloads/{workload.id}"
+        if by:
+            self.add("preempted by", by, "events (scheduler eviction message)")
+        if workload.priority_class_name:
+            self.add("priority class", workload.priority_class_name, f"{src} (priorityClassName)")
+        if workload.preemptible is not None:
+            self.add("preemptible", str(workload.preemptible).lower(), f"{src} (preemptible)")
+        terminate = (spec or {}).get("terminateAfterPreemption")
+        if workload.phase in {"Pending", "Running", "Initializing", "Creating"}:
+            requeue = f"It is back in the queue (phase {workload.phase}) and runs again when resources free up."
+        elif terminate is True:
+            requeue = "It will not be requeued: its spec sets terminateAfterPreemption, so it was terminated."
+        elif terminate is False:
+            requeue = "It is requeued (terminateAfterPreemption is false) and resumes when resources free up."
+        else:
+            requeue = (
+                f"Its phase is now {workload.phase}, so it is not running again by itself; resubmit it if you need it."
+            )
+        who = f" by {by}" if by else " to free resources for another workload"
         return self._report(
             Outcome.ROUTE_PREEMPTED,
-            f"{workload.name} was preempted (phase {workload.phase}): Run:ai stopped it to free resources for "
-            "another workload. Preemption is not a failure, so no failure category is given.",
+            f"{workload.name} was preempted{who} (phase {workload.phase}): the scheduler took its GPUs back. "
+            f"Preemption is not a failure, so no failure category is given. {requeue}",
             confidence=Confidence(level="direct", signals=signal_phrases(signals)),
             next_action=(
-                "Use the preempted-workload diagnosis (runai-diagnose-preempted-workload). To avoid preemption, "
-                "run within the project's quota, as non-preemptible, or at a higher priority."
+                "To avoid being preempted again, run within the project's GPU quota (deserved GPUs), submit it as "
+                "non-preemptible (it then waits for quota instead of borrowing GPUs), or ask the project "
+                "administrator for a higher priority or more quota. Save checkpoints so a preempted run can resume."
             ),
         )
 
@@ -459,30 +559,118 @@ class ReportBuilder:
             next_action="Resume it from the Run:ai console or CLI when you want it to run (I never change workloads).",
         )
 
-    def route_pending(self, workload: Workload, scheduling: Sequence[Signal]) -> Report:
-        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+    def route_pending(
+        self, workload: Workload, scheduling: Sequence[Signal], project: dict[str, Any] | None = None
+    ) -> Report:
+        """Pending with scheduling-only evidence, diagnosed (issue 11 §3): the project's GPU quota against what is
+        allocated and requested, the node pool, the scheduler's newest message in plain language, the next step.
+        ``project`` is the raw ``GET /api/v1/org-unit/projects`` item of the workload's project, when read."""
+        src = f"GET /api/v1/workloads/{workload.id}"
+        self.add("phase", workload.phase, src, workload.phase_updated_at)
         self.signal_evidence(scheduling, 4)
         self.pending_time(workload)
         self.pods_running(workload)
+        newest = _newest_scheduler_text(scheduling, workload)
+        numbers: dict[str, float] = {}
+        for text in [newest, workload.phase_message, *(s.text for s in scheduling)]:
+            for key, value in _quota_numbers(text or "").items():
+                numbers.setdefault(key, value)
+        quota, allocated = _project_gpus(project or {}, workload.requested_node_pools or [])
+        requested = numbers.get("requested")
+        if requested is None:
+            requested = _requested_gpus(workload)
+        if quota is None:
+            quota = numbers.get("quota")
+        if allocated is None:
+            allocated = numbers.get("allocated")
+        proj = workload.project_name or "the project"
+        facts: list[str] = []
+        if requested is not None:
+            self.add("GPUs requested", _num(requested), src + " (requested GPUs / scheduler message)")
+        if quota is not None:
+            self.add(f"project {proj} GPU quota", _num(quota), "GET /api/v1/org-unit/projects (or scheduler message)")
+        if allocated is not None:
+            self.add(
+                f"project {proj} GPUs allocated",
+                _num(allocated),
+                "GET /api/v1/org-unit/projects (or scheduler message)",
+            )
+        if quota is not None and allocated is not None:
+            free = quota - allocated
+            facts.append(
+                f"project {proj} has {_num(quota)} GPUs of quota with {_num(allocated)} allocated, so "
+                f"{_num(max(free, 0))} free"
+                + (f" for the {_num(requested)} it asks for" if requested is not None else "")
+            )
+        plain = plain_scheduler(newest or "", workload)
+        pools = ", ".join(workload.requested_node_pools or []) or None
+        if plain:
+            facts.insert(0, plain)
+        latest = plain_scheduler(newest or "", None)
+        if latest and latest != plain:
+            facts.insert(1, f"the scheduler's newest message says {latest}")
+        over_quota = (
+            requested is not None and quota is not None and allocated is not None and allocated + requested > quota
+        ) or (workload.phase_reason in {"NonPreemptibleOverQuota", "OverLimit"})
+        if over_quota and workload.preemptible is False:
+            step = (
+                "Submit it as preemptible (it may then borrow idle GPUs over quota), lower its GPU request to fit the "
+                "free quota, wait for the project's other non-preemptible workloads to finish, or ask the project "
+                "administrator for more quota."
+            )
+        elif over_quota:
+            step = (
+                "Lower its GPU request to fit the free quota, wait for the project's running workloads to finish, or "
+                "ask the project administrator for more quota."
+            )
+        elif "capacity" in (plain or "") or "free GPUs" in (plain or ""):
+            step = (
+                f"Wait for GPUs in node pool {pools or 'requested'} to free up, request fewer GPUs, or allow more node "
+                "pools; the cluster administrators can tell you when capacity is added."
+            )
+        elif "node" in (plain or ""):
+            step = "Relax the node selector, affinity or tolerations so that some node qualifies, or ask the cluster "
+            step += "administrators which nodes carry the hardware it asks for."
+        else:
+            step = (
+                "Check the project's quota and the node pool's free GPUs in the Run:ai console (Projects, Nodes); "
+                "if both suffice, ask the cluster administrators why the scheduler does not place it."
+            )
+        why = ("; ".join(facts) + ".") if facts else "the scheduler has not given a reason yet."
         return self._report(
             Outcome.ROUTE_PENDING,
-            f"{workload.name} is Pending with only scheduling evidence (waiting for resources or quota); "
-            "no pod has failed.",
+            f"{workload.name} is Pending: no pod has failed, it is waiting to be scheduled. Why: {why}",
             confidence=Confidence(level="inferred", signals=signal_phrases(scheduling))
             if scheduling
             else Confidence(level="none"),
-            next_action="Use the pending-workload diagnosis: check the project's quota, the node pool's free GPUs, "
-            "and whether the workload could run as preemptible.",
+            next_action=step,
         )
 
-    def ask_past_run(self, workload: Workload) -> Report:
+    def ask_past_run(self, workload: Workload, past: Sequence[Workload] = ()) -> Report:
+        """Running and healthy. ``past``: failed runs of the same name that were found, offered as choices."""
         self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
         self.pods_running(workload)
-        question = (
-            f"{workload.name} is Running with no crash loop or failure signal. Did you mean a past run? "
-            "Send that run's workload id."
-        )
-        return self._report(Outcome.ASK_PAST_RUN, question, question=question)
+        failed = [w for w in past if w.id != workload.id and w.phase in {"Failed", "Crashed", "Stopped"}]
+        failed.sort(key=lambda w: w.phase_updated_at or w.created_at or self.now, reverse=True)
+        choices = [
+            Choice(
+                label=f"the failed run I found ({w.phase} {_ago(w.phase_updated_at, self.now)}, {w.id[:8]})",
+                field="workload_id",
+                value=w.id,
+            )
+            for w in failed[:5]
+        ]
+        if choices:
+            question = (
+                f"{workload.name} is Running with no crash loop or failure signal. Did you mean the failed run I "
+                "found? Press its button (or send another run's workload id)."
+            )
+        else:
+            question = (
+                f"{workload.name} is Running with no crash loop or failure signal. Did you mean a past run? "
+                "Send that run's workload id."
+            )
+        return self._report(Outcome.ASK_PAST_RUN, question, question=question, choices=choices)
 
     def phase_only(self, workload: Workload, signals: Sequence[Signal]) -> Report:
         self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
@@ -583,8 +771,9 @@ class ReportBuilder:
                 "Give the program time to start: raise the liveness probe's initialDelaySeconds or "
                 "failureThreshold, or add a startupProbe, then resubmit."
             )
+        next_action = self._fitting_action(cat, next_action, primary, explain, pod_name, namespace)
         if self.rec is not None and self.rec.recurring:
-            headline += f" It recurred: {self.rec.count} times in the lookback."
+            headline += f" It {recurrence_phrase(self.rec)}."
         level, basis = confidence(finding)
         return self._report(
             Outcome.DIAGNOSED,
@@ -593,3 +782,128 @@ class ReportBuilder:
             next_action=next_action,
             confidence=Confidence(level=level, signals=basis),  # type: ignore[arg-type]
         )
+
+
+# -- Pending and preemption, in plain language (issue 11 §3) -----------------------------------------------------
+
+_QUOTA_MSG = re.compile(
+    r"(?i)requested\s+(?P<requested>[0-9.]+)\s+GPUs?.*?quota\s+is\s+(?P<quota>[0-9.]+)\s+GPUs?"
+    r"(?:.*?(?P<allocated>[0-9.]+)\s+GPUs?\s+(?:are|is)\s+already\s+allocated)?"
+)
+_LIMIT_MSG = re.compile(r"(?i)quota has reached the allowable limit of GPUs\.?\s*Limit is\s+(?P<quota>[0-9.]+)")
+_PREEMPTOR = re.compile(r"(?i)preempted by (?:higher priority )?workload\s+([A-Za-z0-9._/-]+?)\.?(?:\s|$)")
+_PLAIN: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)non-preemptible.*over quota|NonPreemptibleOverQuota"),
+     "as a non-preemptible workload it may not go over its project's GPU quota, and the quota is used up"),
+    (re.compile(r"(?i)reached the allowable limit|OverLimit|over limit"),
+     "its project has reached its GPU limit"),
+    (re.compile(r"(?i)insufficient nvidia\.com/gpu|enough resources: GPU|not enough (?:gpu|resources)|"
+                r"no nodes? with enough|Not enough resources"),
+     "the node pool is out of free GPUs (physical capacity, not quota)"),
+    (re.compile(r"(?i)node affinity|node selector|didn't match|taint|untolerated"),
+     "no nodes match the workload's hardware requirements (selector, affinity or taints)"),
+    (re.compile(r"(?i)preemption is not helpful"), "no lower-priority workloads can be evicted to free GPUs"),
+    (re.compile(r"(?i)queue ?does ?not ?exist"), "its project's scheduling queue does not exist on this cluster"),
+)  # fmt: skip
+
+
+def plain_scheduler(text: str, workload: Workload | None) -> str | None:
+    """The scheduler's message in plain language (the translation table of the OSMO procedure, for Run:ai)."""
+    reason = workload.phase_reason if workload is not None else None
+    for pattern, plain in _PLAIN:
+        if pattern.search(text) or (reason and pattern.search(reason)):
+            return plain
+    return None
+
+
+def _newest_scheduler_text(signals: Sequence[Signal], workload: Workload) -> str | None:
+    dated = [s for s in signals if s.at is not None]
+    if dated:
+        return max(dated, key=lambda s: s.at or datetime.min).text
+    if signals:
+        return signals[-1].text
+    return workload.phase_message
+
+
+def _quota_numbers(text: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    m = _QUOTA_MSG.search(text)
+    if m:
+        for key in ("requested", "quota", "allocated"):
+            if m.group(key) is not None:
+                out[key] = float(m.group(key))
+    m2 = _LIMIT_MSG.search(text)
+    if m2 and "quota" not in out:
+        out["quota"] = float(m2.group("quota"))
+    return out
+
+
+def _gpu(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, dict):
+        for key in ("deserved", "gpu", "gpus", "value", "quota"):
+            got = _gpu(value.get(key))
+            if got is not None:
+                return got
+    return None
+
+
+def _project_gpus(project: dict[str, Any], pools: Sequence[str]) -> tuple[float | None, float | None]:
+    """(quota, allocated) GPUs of a project item, per requested node pool when the item has them."""
+    quota = allocated = None
+    for res in project.get("resources") or []:
+        if isinstance(res, dict) and (not pools or ((res.get("nodePool") or {}).get("name") in pools)):
+            got = _gpu(res.get("gpu"))
+            quota = got if quota is None else (quota + got if got is not None else quota)
+    if quota is None:
+        quota = _gpu((project.get("totalResources") or {}).get("gpuQuota")) or _gpu(project.get("totalGpuQuota"))
+    status = project.get("status") or {}
+    for st in status.get("nodePoolQuotaStatuses") or []:
+        if isinstance(st, dict) and (not pools or st.get("nodePoolName") in pools):
+            got = _gpu((st.get("allocated") or {}).get("gpu") if isinstance(st.get("allocated"), dict) else None)
+            allocated = got if allocated is None else (allocated + got if got is not None else allocated)
+    if allocated is None:
+        qs = status.get("quotaStatus") or {}
+        allocated = _gpu((qs.get("allocated") or {}).get("gpu") if isinstance(qs.get("allocated"), dict) else None)
+    if allocated is None:
+        allocated = _gpu(project.get("gpuAllocated"))
+    return quota, allocated
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _preemptor(signals: Sequence[Signal]) -> str | None:
+    """The workload that preempted this one, when an eviction message names it."""
+    for s in reversed(list(signals)):
+        m = _PREEMPTOR.search(s.text or "")
+        if m:
+            ref = m.group(1).rstrip(".")
+            namespace, _, group = ref.rpartition("/")
+            # a pod group is named pg-<workload>-<n>-<uid>: the workload is what a person knows
+            wl = re.fullmatch(r"pg-(.+?)-\d+-[0-9a-f-]{36}", group)
+            if wl:
+                where = f" in namespace {namespace}" if namespace else ""
+                return f"workload {wl.group(1)}{where} (pod group {ref})"
+            return ref
+    return None
+
+
+def _requested_gpus(workload: Workload) -> float | None:
+    res = workload.pods_requested_resources
+    if res is None or res.gpu is None:
+        return None
+    try:
+        return float(res.gpu.request) if res.gpu.request is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _ago(at: datetime | None, now: datetime) -> str:
+    from diagnosis.runai.resolve import ago
+
+    return ago(at, now)

@@ -1,0 +1,386 @@
+"""``workload-doctor doctor``: check an installation end to end and print a table.
+
+Rows: each setting (the bot's for the mode, Run:ai, OSMO, Tier 2), Redis, the Run:ai token and a read of the
+clusters, OSMO (token exchange and one read), each Tier 2 context (``SelfSubjectAccessReview`` for the reads the
+bot needs and for what it must never be able to do; ``SelfSubjectRulesReview`` of the context's namespace) and
+the Slack token's scopes (``auth.test``'s ``x-oauth-scopes`` header) against what the bot uses.
+
+``ok``, ``warn`` (works, but look: e.g. credentials that can write or read Secrets, loudly), ``fail`` (the bot
+cannot work this way), ``skip`` (not configured). Exits 1 when a row fails (``--strict``: also on a warning),
+else 0. Everything it prints is redacted.
+
+The two reviews are POSTs that change nothing; the Tier 2 client made here is the only one allowed to send them
+(:data:`ACCESS_REVIEWS`, exact paths, through :class:`diagnosis.k8s.ReadOnlyGuard`): the diagnosis clients
+keep an empty allow-list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from diagnosis.redact import sanitize
+
+#: The only non-GET requests a Tier 2 client may send, and only this command's client.
+ACCESS_REVIEWS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"),
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"),
+    }
+)
+#: The bot scopes deploy/slack-app-manifest.yaml grants (tests/test_cli_doctor.py keeps them equal).
+REQUIRED_SCOPES = frozenset(
+    {
+        "commands",
+        "app_mentions:read",
+        "chat:write",
+        "channels:history",
+        "groups:history",
+        "files:write",
+        "usergroups:read",
+    }
+)
+#: (verb, resource, subresource, group) the bot needs for Tier 2 evidence
+NEEDED = (
+    ("get", "pods", "", ""),
+    ("get", "pods", "log", ""),
+    ("list", "events", "", ""),
+    ("get", "nodes", "", ""),
+)
+#: (verb, resource, subresource, group) the bot must never be able to do
+DANGEROUS = (
+    ("get", "secrets", "", ""),
+    ("list", "secrets", "", ""),
+    ("create", "pods", "", ""),
+    ("delete", "pods", "", ""),
+    ("create", "pods", "exec", ""),
+    ("patch", "deployments", "", "apps"),
+    ("delete", "namespaces", "", ""),
+    ("*", "*", "", "*"),
+)
+READ_VERBS = frozenset({"get", "list", "watch"})
+SECRET_NAMES = ("TOKEN", "SECRET", "PASSWORD")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail | skip
+    detail: str
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return sanitize(f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__)
+
+
+# -- settings -------------------------------------------------------------------------------------------------
+
+
+def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
+    from bot.settings import BotEnv, Settings, SettingsError
+    from diagnosis.config import ConfigError, CoreEnv, KubeConfig, OsmoConfig, RunaiConfig
+
+    rows: list[Check] = []
+    for model in (BotEnv, CoreEnv):
+        for name in model.model_fields:
+            raw = env.get(name)
+            if raw in (None, ""):
+                continue
+            shown = "set" if any(s in name for s in SECRET_NAMES) else sanitize(str(raw))[:60]
+            try:
+                model.read({name: str(raw)})
+            except (ConfigError, ValueError) as exc:
+                rows.append(Check(f"setting {name}", "fail", sanitize(str(exc).splitlines()[0])))
+                continue
+            rows.append(Check(f"setting {name}", "ok", shown))
+    if mode is not None:
+        try:
+            settings = Settings.from_env(mode, env)  # type: ignore[arg-type]
+            rows.append(Check(f"settings for {mode} mode", "ok", f"Redis key prefix {settings.key_prefix!r}"))
+        except SettingsError as exc:
+            rows.append(Check(f"settings for {mode} mode", "fail", str(exc)))
+    for label, names, reader in (
+        ("Run:ai", ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET"), RunaiConfig.from_env),
+        ("OSMO", ("OSMO_URL", "OSMO_TOKEN"), OsmoConfig.from_env),
+    ):
+        if not any(env.get(n) for n in names):
+            rows.append(Check(f"settings: {label}", "skip", "not configured: " + ", ".join(names)))
+            continue
+        try:
+            reader(env)
+            rows.append(Check(f"settings: {label}", "ok", "complete"))
+        except ConfigError as exc:
+            rows.append(Check(f"settings: {label}", "fail", str(exc)))
+    try:
+        kube = KubeConfig.from_env(env)
+        detail = kube.describe() if kube.available else "no Tier 2 (pod logs, events, nodes unavailable)"
+        rows.append(Check("settings: Tier 2", "ok" if kube.available else "skip", detail))
+    except ConfigError as exc:
+        rows.append(Check("settings: Tier 2", "fail", str(exc)))
+    if not any(r.status != "skip" for r in rows if r.name in ("settings: Run:ai", "settings: OSMO")):
+        rows.append(Check("backends", "fail", "neither Run:ai nor OSMO is configured"))
+    return rows
+
+
+# -- services -------------------------------------------------------------------------------------------------
+
+
+async def check_redis(env: Mapping[str, str]) -> Check:
+    from bot.state import Store
+
+    url = env.get("REDIS_URL")
+    if not url:
+        return Check("Redis", "skip", "REDIS_URL is not set (serve needs it)")
+    store = Store(url, prefix=env.get("WD_REDIS_PREFIX") or "wd:")
+    try:
+        ok = await store.ping()
+    finally:
+        await store.close()
+    return Check("Redis", "ok" if ok else "fail", "PING answered" if ok else "unreachable (REDIS_URL)")
+
+
+async def check_runai(config: Any) -> Check:
+    from diagnosis.runai.client import RunaiClient
+
+    if config is None:
+        return Check("Run:ai", "skip", "not configured")
+    try:
+        async with RunaiClient(config) as client:
+            clusters = await client.list_clusters()
+    except Exception as exc:
+        return Check("Run:ai", "fail", f"token or clusters read failed: {_line(exc)}")
+    names = ", ".join(sorted(str(getattr(c, "name", "") or getattr(c, "uuid", "?")) for c in clusters)[:5])
+    if not clusters:
+        return Check("Run:ai", "warn", "token ok, but the application sees no cluster (its role and scope?)")
+    return Check("Run:ai", "ok", f"token ok; {len(clusters)} cluster(s): {sanitize(names)}")
+
+
+async def check_osmo(config: Any) -> Check:
+    from diagnosis.osmo.client import OsmoClient
+
+    if config is None:
+        return Check("OSMO", "skip", "not configured")
+    try:
+        async with OsmoClient(config) as client:
+            await client.list_workflows(limit=1)
+    except Exception as exc:
+        return Check("OSMO", "fail", f"token exchange or workflow read failed: {_line(exc)}")
+    return Check("OSMO", "ok", "token exchanged; workflows readable")
+
+
+def _targets(kube: Any) -> list[tuple[str, Any]]:
+    if not kube.available:
+        return []
+    if not kube.routed:
+        return [(kube.describe(), kube)]
+    out = [(f"cluster {name}", kube.for_cluster(name, name)) for name in kube.contexts]
+    if kube.in_cluster_id:
+        out.append((f"cluster {kube.in_cluster_id} (in-cluster)", kube.for_cluster(kube.in_cluster_id)))
+    return out
+
+
+def review_context(config: Any) -> Check:
+    """Access reviews of one Tier 2 context (blocking: call in a thread)."""
+    from kubernetes import client as k8s
+
+    from diagnosis.k8s import build_api_client
+
+    api_client = build_api_client(config, allow=ACCESS_REVIEWS)
+    try:
+        auth = k8s.AuthorizationV1Api(api_client)
+
+        def can(verb: str, resource: str, sub: str, group: str, namespace: str | None = None) -> bool:
+            attrs = k8s.V1ResourceAttributes(
+                verb=verb, resource=resource, subresource=sub or None, group=group or None, namespace=namespace
+            )
+            body = k8s.V1SelfSubjectAccessReview(spec=k8s.V1SelfSubjectAccessReviewSpec(resource_attributes=attrs))
+            raw: Any = auth.create_self_subject_access_review(body, _preload_content=False)
+            return bool((json.loads(raw.data or b"{}").get("status") or {}).get("allowed"))
+
+        missing = [f"{v} {r}/{s}" if s else f"{v} {r}" for v, r, s, g in NEEDED if not can(v, r, s, g)]
+        danger = [
+            (f"{v} {r}/{s}" if s else f"{v} {r}") + (f" ({g})" if g and g != "*" else "")
+            for v, r, s, g in DANGEROUS
+            if can(v, r, s, g)
+        ]
+        namespace = "default"
+        try:
+            from kubernetes import config as k8s_config
+
+            _, active = k8s_config.list_kube_config_contexts(config_file=config.kubeconfig)
+            if config.context:
+                contexts, _ = k8s_config.list_kube_config_contexts(config_file=config.kubeconfig)
+                active = next((c for c in contexts if c["name"] == config.context), active)
+            namespace = (active or {}).get("context", {}).get("namespace") or "default"
+        except Exception:
+            pass
+        raw: Any = auth.create_self_subject_rules_review(
+            k8s.V1SelfSubjectRulesReview(spec=k8s.V1SelfSubjectRulesReviewSpec(namespace=namespace)),
+            _preload_content=False,
+        )
+        rules = (json.loads(raw.data or b"{}").get("status") or {}).get("resourceRules") or []
+        writes = sorted(
+            {
+                f"{verb} {res}"
+                for rule in rules
+                for verb in rule.get("verbs") or []
+                for res in rule.get("resources") or ["*"]
+                if verb not in READ_VERBS
+                # every authenticated user may create these reviews: not a write
+                and res not in ("selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews")
+            }
+        )
+    except Exception as exc:
+        if getattr(exc, "status", None) == 404:  # not a Kubernetes API server (a sandbox, a proxy without it)
+            return Check("", "warn", f"this API answers no access reviews: {_line(exc)}")
+        return Check("", "fail", f"access review failed: {_line(exc)}")
+    finally:
+        api_client.close()
+    notes = []
+    if danger or writes:
+        secrets = any("secrets" in d for d in danger) or any("secrets" in w for w in writes)
+        head = "!!! CREDENTIALS CAN " + (
+            "READ SECRETS AND WRITE"
+            if secrets and (writes or len(danger) > 2)
+            else "READ SECRETS"
+            if secrets
+            else "WRITE"
+        )
+        notes.append(f"{head}: {', '.join(danger + writes[:8])} — give the bot a read-only identity")
+    if missing:
+        notes.append("cannot " + ", ".join(missing) + " (that evidence will be missing)")
+    if notes:
+        return Check("", "warn", "; ".join(notes))
+    return Check("", "ok", f"read-only: {', '.join(f'{v} {r}' for v, r, _s, _g in NEEDED)}; namespace {namespace}")
+
+
+async def check_tier2(kube: Any) -> list[Check]:
+    targets = _targets(kube)
+    if not targets:
+        return [Check("Tier 2", "skip", kube.why_unavailable)]
+    rows = []
+    for label, config in targets:
+        if not config.available:
+            rows.append(Check(f"Tier 2 {label}", "fail", config.why_unavailable))
+            continue
+        row = await asyncio.to_thread(review_context, config)
+        row.name = f"Tier 2 {label}"
+        rows.append(row)
+    return rows
+
+
+async def check_slack(env: Mapping[str, str]) -> Check:
+    import httpx
+
+    token = env.get("SLACK_BOT_TOKEN")
+    if not token:
+        return Check("Slack", "skip", "SLACK_BOT_TOKEN is not set")
+    base = env.get("SLACK_API_URL") or "https://slack.com/api/"
+    base = base if base.endswith("/") else base + "/"
+    try:
+        async with httpx.AsyncClient(timeout=10) as client:
+            resp = await client.post(base + "auth.test", headers={"Authorization": f"Bearer {token}"})
+        data = resp.json()
+    except Exception as exc:
+        return Check("Slack", "fail", f"auth.test failed: {_line(exc)}")
+    if not data.get("ok"):
+        return Check("Slack", "fail", f"auth.test: {sanitize(str(data.get('error') or resp.status_code))}")
+    header = resp.headers.get("x-oauth-scopes")
+    who = sanitize(f"{data.get('user') or '?'} in {data.get('team') or '?'}")
+    if header is None:
+        return Check("Slack", "warn", f"token ok ({who}); Slack sent no x-oauth-scopes header to compare")
+    scopes = {s.strip() for s in header.split(",") if s.strip()}
+    missing = sorted(REQUIRED_SCOPES - scopes)
+    if missing:
+        return Check("Slack", "fail", f"token ok ({who}) but missing scope(s) {', '.join(missing)}: reinstall the app")
+    extra = sorted(scopes - REQUIRED_SCOPES)
+    if extra:
+        return Check("Slack", "warn", f"token ok ({who}); scopes beyond what the bot uses: {', '.join(extra)}")
+    return Check("Slack", "ok", f"token ok ({who}); every scope the bot uses")
+
+
+async def run_checks(env: Mapping[str, str], mode: str | None, backends: Any | None = None) -> list[Check]:
+    """Every row. ``backends`` (a :class:`diagnosis.answer.Backends`) replaces the environment's (``--snapshot``)."""
+    from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
+
+    rows = check_settings(env, mode) if backends is None else []
+    rows.append(await check_redis(env))
+    if backends is None:
+
+        def config(reader: Any, names: tuple[str, ...]) -> Any:
+            if not any(env.get(n) for n in names):
+                return None
+            try:
+                return reader(env)
+            except ConfigError:
+                return None
+
+        runai = config(RunaiConfig.from_env, ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET"))
+        osmo = config(OsmoConfig.from_env, ("OSMO_URL", "OSMO_TOKEN"))
+        try:
+            kube = KubeConfig.from_env(env)
+        except ConfigError:
+            kube = KubeConfig()
+    else:
+        runai, osmo, kube = backends.runai, backends.osmo, backends.kube
+    rows.append(await check_runai(runai))
+    rows.append(await check_osmo(osmo))
+    rows.extend(await check_tier2(kube))
+    rows.append(await check_slack(env))
+    return rows
+
+
+def table(rows: list[Check]) -> str:
+    width = max([len(r.name) for r in rows] + [5])
+    marks = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
+    out = [f"{'CHECK':<{width}}  {'STATUS':<6}  DETAIL", f"{'-' * width}  {'-' * 6}  {'-' * 40}"]
+    out += [f"{r.name:<{width}}  {marks.get(r.status, r.status):<6}  {sanitize(r.detail)}" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def doctor(
+        socket: Annotated[bool, typer.Option("--socket", help="Check the settings for Socket Mode.")] = False,
+        http: Annotated[bool, typer.Option("--http", help="Check the settings for HTTP mode.")] = False,
+        snapshot: Annotated[
+            str | None, typer.Option("--snapshot", help="Check against a sandbox serving this snapshot.")
+        ] = None,
+        strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on a warning too.")] = False,
+        debug: Annotated[bool, typer.Option("--debug", help="Debug logs.")] = False,
+    ) -> None:
+        """Check every setting, Redis, Run:ai, OSMO, each Tier 2 context and the Slack token; print a table."""
+        import logging
+
+        from bot.cli import UserError, backends_for, run_guarded
+        from diagnosis.logs import setup_logging
+
+        setup_logging(logging.DEBUG if debug else logging.ERROR)
+        if socket and http:
+            run_guarded(lambda: (_ for _ in ()).throw(UserError("choose one of --socket or --http")))
+        env = dict(os.environ)
+        mode = "socket" if socket else "http" if http else None
+        if mode is None and env.get("SLACK_BOT_TOKEN"):
+            mode = "socket" if env.get("SLACK_APP_TOKEN") else "http"
+
+        def run() -> list[Check]:
+            if snapshot is None:
+                return asyncio.run(run_checks(env, mode))
+            with backends_for(snapshot) as (backends, _ask):
+                return asyncio.run(run_checks(env, mode, backends))
+
+        rows = run_guarded(run, debug)
+        typer.echo(table(rows), nl=False)
+        failed = [r for r in rows if r.status == "fail"] + ([r for r in rows if r.status == "warn"] if strict else [])
+        summary = f"{sum(r.status == 'ok' for r in rows)} ok, {sum(r.status == 'warn' for r in rows)} warning(s), "
+        summary += f"{sum(r.status == 'fail' for r in rows)} failure(s)"
+        typer.echo(summary)
+        if failed:
+            raise typer.Exit(1)

@@ -1,0 +1,116 @@
+"""Prometheus metrics of the bot (``GET /metrics``: the health port in Socket Mode, the app's port in HTTP mode).
+
+Every name starts with ``workload_doctor_``. Labels are bounded: an endpoint is a templated path (ids and names
+become ``{id}``), never a raw URL; a Slack method is the Web API method name. The CLI records into the same
+registry and never serves it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+PREFIX = "workload_doctor_"
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+DIAGNOSES = Counter(
+    PREFIX + "diagnoses",
+    "Diagnoses answered, by system (runai, osmo), outcome and category",
+    ["system", "outcome", "category"],
+    registry=REGISTRY,
+)
+DIAGNOSIS_SECONDS = Histogram(
+    PREFIX + "diagnosis_duration_seconds",
+    "Time to answer one diagnosis (cache misses only)",
+    ["system"],
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120),
+    registry=REGISTRY,
+)
+BACKEND_REQUESTS = Counter(
+    PREFIX + "backend_requests",
+    "Requests to Run:ai, OSMO and Kubernetes (every attempt), by endpoint (templated path) and status",
+    ["backend", "method", "endpoint", "status"],
+    registry=REGISTRY,
+)
+BACKEND_RETRIES = Counter(
+    PREFIX + "backend_retries",
+    "Retried requests to Run:ai and OSMO (attempts after the first), by endpoint",
+    ["backend", "endpoint"],
+    registry=REGISTRY,
+)
+CACHE_HITS = Counter(
+    PREFIX + "cache_hits", "Questions answered from the shared report cache", ["system"], registry=REGISTRY
+)
+CACHE_MISSES = Counter(PREFIX + "cache_misses", "Questions that needed a new diagnosis", ["system"], registry=REGISTRY)
+SLACK_CALLS = Counter(
+    PREFIX + "slack_api_calls",
+    "Slack Web API calls (every attempt), by method and HTTP status",
+    ["method", "status"],
+    registry=REGISTRY,
+)
+SLACK_RATE_LIMITED = Counter(
+    PREFIX + "slack_rate_limited", "Slack Web API answers 429 (rate limited), by method", ["method"], registry=REGISTRY
+)
+REDIS_ERRORS = Counter(
+    PREFIX + "redis_errors", "Failed Redis operations, by operation", ["operation"], registry=REGISTRY
+)
+ACTIVE_WATCHES = Gauge(PREFIX + "active_watches", "OSMO watches this replica is polling", registry=REGISTRY)
+DIGEST_RUNS = Counter(PREFIX + "digest_runs", "Scheduled digest slots run, by outcome", ["outcome"], registry=REGISTRY)
+
+#: path segments kept as they are; any other segment (an id, a name) becomes ``{id}``
+_LITERAL = frozenset(
+    """api apis v1 v2 v1beta1 workloads workflow workflows events logs log spec task tasks namespaces pods nodes
+    clusters org-unit projects departments nodepools token auth jwt access_token pool_quota pool resources history
+    metrics trainings workspaces inferences distributed events.k8s.io authorization.k8s.io selfsubjectaccessreviews
+    selfsubjectrulesreviews version status""".split()
+)
+_SLACK_METHOD = re.compile(r"/api/([A-Za-z0-9_.]+)$")
+
+
+def endpoint(path: str) -> str:
+    """``/api/v1/workloads/3f2e…/events`` -> ``/api/v1/workloads/{id}/events`` (bounded label values)."""
+    parts = [p if p in _LITERAL else "{id}" for p in path.split("?", 1)[0].strip("/").split("/") if p]
+    return "/" + "/".join(parts)
+
+
+def backend_of(path: str) -> str:
+    """Which HTTP backend a Run:ai/OSMO path belongs to (Run:ai's API is versioned, OSMO's is not)."""
+    return "runai" if re.match(r"^/(?:api/v\d+|v\d+)/", path) else "osmo"
+
+
+def request(backend: str, method: str, path: str, status: int | str | None) -> None:
+    label = str(status if status is not None else "error")
+    BACKEND_REQUESTS.labels(backend, method.upper(), endpoint(path), label).inc()
+
+
+def retry(backend: str, path: str) -> None:
+    BACKEND_RETRIES.labels(backend, endpoint(path)).inc()
+
+
+def slack_call(url: str, status: int | str) -> None:
+    m = _SLACK_METHOD.search(url.split("?", 1)[0])
+    method = m.group(1) if m else "other"
+    SLACK_CALLS.labels(method, str(status)).inc()
+    if str(status) == "429":
+        SLACK_RATE_LIMITED.labels(method).inc()
+
+
+def diagnosis(report: Any, seconds: float | None) -> None:
+    """Count one answered report (a :class:`diagnosis.report.Report`); ``seconds`` None for a cache hit."""
+    system = str(getattr(report, "system", "") or "unknown")
+    outcome = getattr(report, "outcome", None)
+    category = getattr(report, "category", None)
+    outcome_label = str(getattr(outcome, "value", outcome) or "unknown")
+    DIAGNOSES.labels(system, outcome_label, str(getattr(category, "value", category) or "none")).inc()
+    if seconds is None:
+        CACHE_HITS.labels(system).inc()
+    else:
+        CACHE_MISSES.labels(system).inc()
+        DIAGNOSIS_SECONDS.labels(system).observe(seconds)
+
+
+def exposition() -> tuple[bytes, str]:
+    """The body and content type of ``GET /metrics``."""
+    return generate_latest(REGISTRY), CONTENT_TYPE_LATEST

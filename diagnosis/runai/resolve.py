@@ -1,0 +1,118 @@
+"""Step 1 resolution against the control plane (issue 11 §1): what the text's candidates name.
+
+The parser (:mod:`diagnosis.question`) only proposes: UUIDs, bare "in X" / "on X" scopes and workload-name
+candidates. Here each is checked against what the Run:ai API says exists, never guessed:
+
+- a UUID is a cluster when it is one of the clusters (``GET /api/v1/clusters``), else a workload id;
+- a scope names a project or a cluster when it equals (case-insensitively) the name of one that exists;
+- several workload candidates are looked up concurrently (one round trip): the one that exists decides;
+- nothing found: the closest existing names in that project are suggested (``rapidfuzz``), newest failure first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from diagnosis.runai.client import RunaiClient
+from diagnosis.runai.models import TERMINAL_PHASES, Cluster, Workload
+
+#: A suggestion is offered only when at least this similar (rapidfuzz WRatio, 0-100).
+SUGGEST_SCORE = 72
+MAX_SUGGESTIONS = 5
+
+
+@dataclass
+class ProjectInfo:
+    """A project of ``GET /api/v1/org-unit/projects``: its name, cluster and the quota fields it carries (raw)."""
+
+    name: str
+    cluster_id: str | None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+async def list_projects(client: RunaiClient, cluster_id: str | None) -> list[ProjectInfo]:
+    """Every project (of one cluster when ``cluster_id`` is known), with the raw fields kept for quota."""
+    params: dict[str, Any] = {"filterBy": f"clusterId=={cluster_id}"} if cluster_id else {}
+    raw = await client._paged("/api/v1/org-unit/projects", "projects", params)
+    out = []
+    for p in raw:
+        if isinstance(p, dict) and isinstance(p.get("name"), str):
+            out.append(ProjectInfo(name=p["name"], cluster_id=p.get("clusterId"), raw=p))
+    return out
+
+
+def named(name: str, items: Sequence[Any], attr: str = "name") -> Any | None:
+    """The one item whose name equals ``name`` exactly, else case-insensitively; None when none or several."""
+    exact = [i for i in items if getattr(i, attr, None) == name]
+    if len(exact) == 1:
+        return exact[0]
+    folded = [i for i in items if (getattr(i, attr, None) or "").casefold() == name.casefold()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def cluster_of_uuid(uuid: str, clusters: Sequence[Cluster]) -> Cluster | None:
+    return next((c for c in clusters if c.uuid.lower() == uuid.lower()), None)
+
+
+async def lookup(
+    client: RunaiClient, names: Sequence[str], scope: list[str], *, deleted: bool = False
+) -> dict[str, list[Workload]]:
+    """Each name's workloads in ``scope`` (``projectName==…``, ``clusterId==…`` filters), all names at once."""
+    results = await asyncio.gather(
+        *(client.list_workloads([f"name=={n}", *scope], deleted=deleted) for n in names), return_exceptions=True
+    )
+    out: dict[str, list[Workload]] = {}
+    for n, r in zip(names, results, strict=True):
+        if isinstance(r, BaseException):
+            if len(names) == 1:
+                raise r
+            continue  # a failed look-up of one extra candidate is not the answer; the others decide
+        out[n] = [w for w in r if w.name == n]
+    return out
+
+
+def suggest(name: str, workloads: Sequence[Workload], now: datetime) -> list[tuple[str, str]]:
+    """The closest existing names to ``name`` as ``(name, label)``: newest failure first, then the closest.
+
+    The label says the newest phase and how long ago: ``bert-ft (Failed 2 h ago)``."""
+    newest: dict[str, Workload] = {}
+    for w in workloads:
+        if not w.name:
+            continue
+        have = newest.get(w.name)
+        if have is None or (w.phase_updated_at or now) > (have.phase_updated_at or now):
+            newest[w.name] = w
+    if not newest:
+        return []
+    matches = process.extract(name, list(newest), scorer=fuzz.WRatio, limit=20, score_cutoff=SUGGEST_SCORE)
+    close = [m[0] for m in matches if m[0] != name]
+
+    def key(n: str) -> tuple[int, float]:
+        w = newest[n]
+        failed = w.phase in TERMINAL_PHASES and w.phase not in {"Completed", "Succeeded"}
+        at = (w.phase_updated_at or w.created_at or now).timestamp()
+        return (0 if failed else 1, -at)
+
+    out = []
+    for n in sorted(close, key=key)[:MAX_SUGGESTIONS]:
+        w = newest[n]
+        out.append((n, f"{n} ({w.phase or 'unknown phase'} {ago(w.phase_updated_at, now)})"))
+    return out
+
+
+def ago(at: datetime | None, now: datetime) -> str:
+    """``2 h ago``, ``15 min ago``, ``3 d ago``."""
+    if at is None:
+        return "at an unknown time"
+    seconds = max(0, int((now - at).total_seconds()))
+    if seconds < 3600:
+        return f"{max(1, seconds // 60)} min ago"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600} h ago"
+    return f"{seconds // 86400} d ago"

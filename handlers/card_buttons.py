@@ -1,0 +1,105 @@
+"""What the card's buttons do (issue 13 §1): *Evidence* posts the full quoted evidence in the thread,
+*Logs* uploads the log tail as a snippet there, *Re-diagnose* runs the diagnosis again, bypassing the
+cache. The listener (``handlers.listeners``) acks; the middleware has already applied the access policy
+and the rate limit (:func:`handlers.middleware._costly` counts ``wd_card_*`` actions). Here the policy is
+checked again against what the button names and what was found, as for a typed question."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from diagnosis.question import Question
+from handlers.blocks import Message, Overflow, Rendered, render_report, spill, text_message
+from handlers.card import EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION
+from handlers.doctor import Ask, Doctor, Surface, ref_id
+
+log = logging.getLogger(__name__)
+
+
+def question_of(value: str) -> Question | None:
+    """The question a card button re-asks (its ``value``: ``{"s","c","w","p"}`` or ``{"s","id"}``)."""
+    try:
+        target = json.loads(value or "{}")
+    except ValueError:
+        return None
+    if not isinstance(target, dict):
+        return None
+    if target.get("s") == "runai" and target.get("c") and target.get("w"):
+        return Question(
+            cluster_id=str(target["c"]),
+            workload_id=str(target["w"]),
+            project=str(target["p"]) if target.get("p") else None,
+        )
+    if target.get("s") == "osmo" and target.get("id"):
+        return Question(workflow_id=str(target["id"]))
+    return None
+
+
+async def on_card_button(doctor: Doctor, ask: Ask, surface: Surface, action_id: str, value: str) -> None:
+    """Answer one press of a card button in the thread ``ask.thread_ts``."""
+    question = question_of(value)
+    if question is None:
+        log.warning("malformed card button value")
+        return
+    if action_id == REDIAGNOSE_ACTION:
+        await doctor._run(ask, question, surface, fresh=True)
+        return
+    if not doctor.policy.allows(
+        ask.user,
+        clusters={question.cluster_id} if question.cluster_id else set(),
+        project=question.project,
+        user_groups=ask.user_groups,
+    ):
+        await doctor.reply(ask, surface, text_message(doctor.refusal()), private=True)
+        return
+    try:
+        report = await doctor._answer(question)
+    except Exception:
+        log.exception("[ref %s] card button could not re-read the report", ref_id())
+        await doctor.reply(ask, surface, text_message("I could not read that just now: please try again."), True)
+        return
+    ident = report.identity
+    if ident is not None and not doctor.policy.allows(
+        ask.user,
+        clusters={c for c in (ident.cluster_name, ident.cluster_id) if c},
+        project=ident.project,
+        user_groups=ask.user_groups,
+    ):
+        await doctor.reply(ask, surface, text_message(doctor.refusal()), private=True)
+        return
+    rendered = render_report(report, thread_ts=ask.thread_ts)
+    if action_id == EVIDENCE_ACTION:
+        out = Rendered(main=Message(text=""), thread=rendered.evidence + rendered.thread)
+        out.snippets = rendered.evidence_files + rendered.snippets
+        if not out.thread and not out.snippets:
+            await doctor.reply(ask, surface, text_message("There is no more evidence than the card shows."), True)
+            return
+        await _post_all(surface, out, ask.thread_ts)
+    elif action_id == LOGS_ACTION:
+        if not rendered.logs:
+            await doctor.reply(ask, surface, text_message("No log was read for this answer."), True)
+            return
+        await _post_all(surface, Rendered(main=Message(text=""), snippets=rendered.logs), ask.thread_ts)
+
+
+async def _post_all(surface: Surface, rendered: Rendered, root: str | None) -> None:
+    for message in rendered.thread:
+        try:
+            await surface.post(message, root)
+        except Exception:
+            log.exception("could not post a thread reply")
+    for snippet in rendered.snippets:
+        ok = False
+        try:
+            ok = await surface.upload(snippet, root)
+        except Exception:
+            log.exception("could not upload snippet %s", snippet.title)
+        if not ok:  # never silently dropped: as many thread replies as it takes
+            extra = Rendered(main=Message(text=""))
+            spill(Overflow(snippet.title, snippet.content), extra, max_chunks=10_000)
+            for message in extra.thread:
+                try:
+                    await surface.post(message, root)
+                except Exception:
+                    log.exception("could not post a thread reply")

@@ -1,0 +1,137 @@
+"""Operating the bot (issue 14 §2): Prometheus metrics on /metrics (HTTP mode's app port; Socket Mode's health
+port) with bounded labels, and JSON logs carrying the reference id, redacted."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+from diagnosis import metrics
+from diagnosis.logs import JsonFormatter, RedactingFilter, TextFormatter, set_ref
+from tests.slack_mock import SlackMock, osmo_bot, osmo_snapshot
+
+NAMES = [
+    "workload_doctor_diagnoses_total",
+    "workload_doctor_diagnosis_duration_seconds",
+    "workload_doctor_backend_requests_total",
+    "workload_doctor_backend_retries_total",
+    "workload_doctor_cache_hits_total",
+    "workload_doctor_slack_api_calls_total",
+    "workload_doctor_slack_rate_limited_total",
+    "workload_doctor_redis_errors_total",
+    "workload_doctor_active_watches",
+    "workload_doctor_digest_runs_total",
+]
+
+
+def test_endpoints_are_templated_not_raw_ids() -> None:
+    assert metrics.endpoint("/api/v1/workloads/3f2e0c1a-aaaa-bbbb-cccc-0123456789ab/events") == (
+        "/api/v1/workloads/{id}/events"
+    )
+    assert metrics.endpoint("/api/v1/workloads/trainings/abc") == "/api/v1/workloads/trainings/{id}"
+    assert metrics.endpoint("/api/workflow/sdg-render-7/task/render-0?x=1") == "/api/workflow/{id}/task/{id}"
+    assert metrics.endpoint("/api/v1/namespaces/runai-nlp/pods/train-7-0/log") == (
+        "/api/v1/namespaces/{id}/pods/{id}/log"
+    )
+    assert metrics.backend_of("/api/v1/clusters") == "runai" and metrics.backend_of("/api/workflow") == "osmo"
+
+
+def test_every_metric_is_prefixed_and_exposed() -> None:
+    metrics.ACTIVE_WATCHES.set(0)
+    body, content_type = metrics.exposition()
+    text = body.decode()
+    assert content_type.startswith("text/plain")
+    for name in NAMES:
+        assert f"# TYPE {name.removesuffix('_total')}" in text, name
+    families = [line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")]
+    assert all(f.startswith("workload_doctor_") for f in families)
+
+
+def test_slack_calls_and_429s_are_counted() -> None:
+    before = metrics.SLACK_RATE_LIMITED.labels("chat.postMessage")._value.get()
+    metrics.slack_call("https://slack.com/api/chat.postMessage", 429)
+    metrics.slack_call("https://slack.com/api/chat.postMessage", 200)
+    assert metrics.SLACK_RATE_LIMITED.labels("chat.postMessage")._value.get() == before + 1
+    assert metrics.SLACK_CALLS.labels("chat.postMessage", "200")._value.get() >= 1
+
+
+async def test_http_mode_serves_metrics_after_a_diagnosis(slack: SlackMock, prefix: str) -> None:
+    from sandbox.server import Sandbox
+
+    sb = Sandbox(osmo_snapshot("osmo-running-links-null"))
+    sb.start()
+    try:
+        async with osmo_bot(slack, prefix, sb) as h:
+            await h.command("status of workflow warehouse-sdg-render-33")
+            await slack.wait_for(lambda s: len(s.of("chat.update")) >= 1, what="the answer")
+            await h.settle()
+            resp = await h.http.get("/metrics")
+    finally:
+        sb.stop()
+    assert resp.status_code == 200
+    text = resp.text
+    assert "workload_doctor_diagnoses_total{category=" in text and 'system="osmo"' in text
+    assert 'workload_doctor_backend_requests_total{backend="osmo",endpoint="/api/workflow/{id}"' in text
+    assert "warehouse-sdg-render-33" not in text, "no raw ids in labels"
+    assert 'workload_doctor_slack_api_calls_total{method="chat.postMessage",status="200"}' in text
+
+
+async def test_socket_mode_health_port_serves_metrics() -> None:
+    """The Socket Mode health server's /metrics handler (the same exposition)."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    async def handler(request: web.Request) -> web.Response:
+        body, content_type = metrics.exposition()
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    app = web.Application()
+    app.router.add_get("/metrics", handler)
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get("/metrics")
+        assert resp.status == 200 and "workload_doctor_" in await resp.text()
+    import inspect
+
+    from bot import app as bot_app
+
+    assert 'add_get("/metrics"' in inspect.getsource(bot_app.run_socket)
+
+
+def _logger(formatter: logging.Formatter) -> tuple[logging.Logger, io.StringIO]:
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(formatter)
+    handler.addFilter(RedactingFilter())
+    log = logging.getLogger(f"wd.test.{id(out)}")
+    log.propagate = False
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    return log, out
+
+
+def test_json_logs_carry_the_reference_id_and_are_redacted() -> None:
+    log, out = _logger(JsonFormatter())
+    set_ref("a1b2c3")
+    try:
+        log.info("calling with token %s", "xoxb-1234567890-abcdefghijkl")
+        try:
+            raise RuntimeError("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl")
+        except RuntimeError:
+            log.exception("failed")
+    finally:
+        set_ref(None)
+    first, second = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert first["ref"] == "a1b2c3" and first["level"] == "info" and "time" in first
+    assert "abcdefghijkl" not in first["message"]
+    assert "c2lnbmF0dXJl" not in second["exception"] and "RuntimeError" in second["exception"]
+
+
+def test_text_logs_name_the_reference_id() -> None:
+    log, out = _logger(TextFormatter("%(levelname)s %(message)s"))
+    set_ref("ffee00")
+    try:
+        log.warning("slow answer")
+    finally:
+        set_ref(None)
+    assert out.getvalue().strip() == "WARNING slow answer [ref ffee00]"
