@@ -10,7 +10,7 @@ import json
 import logging
 
 from diagnosis.question import Question
-from handlers.blocks import Message, Overflow, Rendered, render_report, spill, text_message
+from handlers.blocks import Message, Rendered, render_report, text_message
 from handlers.card import EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION
 from handlers.doctor import Ask, Doctor, Surface, ref_id
 
@@ -75,31 +75,9 @@ async def on_card_button(doctor: Doctor, ask: Ask, surface: Surface, action_id: 
         if not out.thread and not out.snippets:
             await doctor.reply(ask, surface, text_message("There is no more evidence than the card shows."), True)
             return
-        await _post_all(surface, out, ask.thread_ts)
+        await doctor.spill(surface, out, ask.thread_ts)
     elif action_id == LOGS_ACTION:
         if not rendered.logs:
             await doctor.reply(ask, surface, text_message("No log was read for this answer."), True)
             return
-        await _post_all(surface, Rendered(main=Message(text=""), snippets=rendered.logs), ask.thread_ts)
-
-
-async def _post_all(surface: Surface, rendered: Rendered, root: str | None) -> None:
-    for message in rendered.thread:
-        try:
-            await surface.post(message, root)
-        except Exception:
-            log.exception("could not post a thread reply")
-    for snippet in rendered.snippets:
-        ok = False
-        try:
-            ok = await surface.upload(snippet, root)
-        except Exception:
-            log.exception("could not upload snippet %s", snippet.title)
-        if not ok:  # never silently dropped: as many thread replies as it takes
-            extra = Rendered(main=Message(text=""))
-            spill(Overflow(snippet.title, snippet.content), extra, max_chunks=10_000)
-            for message in extra.thread:
-                try:
-                    await surface.post(message, root)
-                except Exception:
-                    log.exception("could not post a thread reply")
+        await doctor.spill(surface, Rendered(main=Message(text=""), snippets=rendered.logs), ask.thread_ts)

@@ -502,7 +502,7 @@ class Doctor:
             return None
         rendered = render_report(report, thread_ts=root, footer=footer)
         await self._show(surface, None, root, rendered.main)
-        await self._spill(surface, rendered, root)
+        await self.spill(surface, rendered, root)
         return report
 
     async def _digest(self, ask: Ask, surface: Surface) -> None:
@@ -569,7 +569,7 @@ class Doctor:
         footer = f"asked by user {ask.user}" if ask.source != "chat" else None
         rendered = render_report(report, thread_ts=root, footer=footer)
         await self._show(surface, progress_ts, root, rendered.main)
-        await self._spill(surface, rendered, root)
+        await self.spill(surface, rendered, root)
         if root and (report.outcome == Outcome.NEEDS_INPUT or report.choices):
             await self._remember(ask, question, report, root, surface)
 
@@ -598,7 +598,9 @@ class Doctor:
         except Exception:
             log.exception("could not post the answer")
 
-    async def _spill(self, surface: Surface, rendered: Rendered, root: str | None) -> None:
+    async def spill(self, surface: Surface, rendered: Rendered, root: str | None) -> None:
+        """Post ``rendered``'s thread replies and snippets in the thread ``root`` (a failed upload becomes thread
+        replies: nothing is silently dropped). Also used by the card buttons."""
         for message in rendered.thread:
             try:
                 await surface.post(message, root)

@@ -7,11 +7,8 @@ tests/field/pending holds the cases the product answers wrongly today; they are 
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -19,32 +16,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import SHARED
+from tests.test_cases import _run, _run_cases_module
 
-CLI = str(Path(sys.executable).parent / "workload-doctor")
 FIELD = Path(__file__).resolve().parent / "field" / "cases"
 CASE_FILES = sorted(FIELD.glob("*.json"))
 RUN_CASES = SHARED / "tools" / "run-cases"
 WORKERS = 3
 
 pytestmark = pytest.mark.skipif(not RUN_CASES.is_file(), reason="../shared is not beside this checkout")
-
-
-def _run_cases_module() -> Any:
-    loader = importlib.machinery.SourceFileLoader("run_cases", str(RUN_CASES))
-    spec = importlib.util.spec_from_loader("run_cases", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-def _run(case_file: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CLI, "diagnose", "--snapshot", str(case_file), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")
