@@ -32,7 +32,6 @@ import copy
 import json
 import random
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
@@ -43,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script
     sys.path.insert(0, str(ROOT))
-from bench.schemagen import SchemaGen, violations  # noqa: E402
+from bench.schemagen import LoopbackServer, SchemaGen, violations  # noqa: E402
 
 SPEC_PATH = ROOT.parent / "shared" / "reference" / "specs" / "runai-2.24-openapi.json"
 
@@ -311,14 +310,14 @@ FATAL = frozenset({"workload", "workloads", "token_v2", "clusters"})
 # -- loopback server --------------------------------------------------------------------------------
 
 
-class FuzzServer:
+class FuzzServer(LoopbackServer):
     """A loopback Run:ai imitation answering from the current :class:`World` (any bearer is accepted)."""
 
+    name = "runai-fuzz"
+
     def __init__(self) -> None:
+        super().__init__()
         self.world: World | None = None
-        self.url = ""
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
 
     def app(self) -> Any:
         from starlette.applications import Starlette
@@ -364,26 +363,6 @@ class FuzzServer:
             Route("/api/v1/org-unit/projects", lambda r: answer("projects", w().projects, r, "projects")),
         ]
         return Starlette(routes=routes)
-
-    def __enter__(self) -> FuzzServer:
-        import uvicorn
-
-        config = uvicorn.Config(self.app(), host="127.0.0.1", port=0, log_level="error", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="runai-fuzz", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("fuzz server did not start")
-            time.sleep(0.01)
-        self.url = f"http://127.0.0.1:{self._server.servers[0].sockets[0].getsockname()[1]}"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=5)
 
 
 # -- runs -------------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ import json
 import random
 import re
 import string
+import threading
+import time
 import uuid
 from typing import Any
 
@@ -303,3 +305,38 @@ def violations(schemas: dict[str, Any], schema: dict[str, Any], value: Any, wher
             elif isinstance(extra, dict):
                 out += violations(schemas, extra, item, f"{where}.{name}")
     return out
+
+
+class LoopbackServer:
+    """A uvicorn server on 127.0.0.1 (an ephemeral port) in a thread, for the fuzz runs: subclasses give
+    :meth:`app`; ``with Server() as s`` starts it (``s.url``) and stops it."""
+
+    name = "fuzz"
+
+    def __init__(self) -> None:
+        self.url = ""
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def app(self) -> Any:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        import uvicorn
+
+        config = uvicorn.Config(self.app(), host="127.0.0.1", port=0, log_level="error", lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=self.name, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("fuzz server did not start")
+            time.sleep(0.01)
+        self.url = f"http://127.0.0.1:{self._server.servers[0].sockets[0].getsockname()[1]}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from diagnosis.config import ConfigError
+from diagnosis.envsettings import MappingSettings
 
 Mode = Literal["http", "socket", "chat"]
 DEFAULT_API_URL = "https://slack.com/api/"
@@ -66,26 +66,11 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-class BotEnv(BaseSettings):
+class BotEnv(MappingSettings):
     """The bot's environment, typed and documented (docs/configuration.md is generated from these fields).
 
     Field names are the environment variables. Every value is read as given; :meth:`Settings.from_env`
     turns an invalid one into one clear line naming the variable (the validators below)."""
-
-    model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The environment is the mapping ``from_env`` is given (``os.environ`` unless a caller names one:
-        # tests, ``doctor``), passed as init values; never a second, hidden read of ``os.environ``.
-        return (init_settings,)
 
     SLACK_BOT_TOKEN: str = Field("", description="Bot token (`xoxb-…`, OAuth & Permissions). Required by `serve`.")
     SLACK_SIGNING_SECRET: str | None = Field(

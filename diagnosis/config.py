@@ -281,28 +281,14 @@ def __getattr__(name: str) -> Any:
 
 def _core_env() -> Any:
     from pydantic import Field, ValidationError, ValidationInfo, field_validator
-    from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-    class CoreEnv(BaseSettings):
+    from diagnosis.envsettings import MappingSettings
+
+    class CoreEnv(MappingSettings):
         """The diagnosis core's environment, typed and documented (docs/configuration.md is generated from it).
 
         :meth:`RunaiConfig.from_env`, :meth:`OsmoConfig.from_env` and :meth:`KubeConfig.from_env` read these
         variables with their one-line errors; this model is their reference (tests check both agree)."""
-
-        model_config = SettingsConfigDict(case_sensitive=True, extra="ignore", frozen=True)
-
-        @classmethod
-        def settings_customise_sources(
-            cls,
-            settings_cls: type[BaseSettings],
-            init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
-        ) -> tuple[PydanticBaseSettingsSource, ...]:
-            # The environment is the mapping ``from_env`` is given (``os.environ`` unless a caller names one:
-            # tests, ``doctor``), passed as init values; never a second, hidden read of ``os.environ``.
-            return (init_settings,)
 
         RUNAI_BASE_URL: str | None = Field(
             None, description="Run:ai control plane URL, e.g. `https://acme.run.ai`. Required for Run:ai."
