@@ -7,14 +7,20 @@ Redis). Reports ack latency p50/p99 and time to the posted answer p50/p95, for t
 * ``distinct``: every command asks about its own workload (copies of the case's workload with their
   own names, ids and pods), so every command costs a full diagnosis: the worst case for one process.
 
+* ``burst`` (issue 15 §4, not part of ``both``): the bot as its own process (``workload-doctor serve --http``) and
+  ``--rate`` signed commands a second for ``--seconds``, each about its own workload; reports ack p50/p99 under the
+  burst, how many were answered and how many told "busy" (``WD_MAX_IN_FLIGHT``), and the bot's RSS before, at peak
+  and ``--after`` seconds after the burst. A benchmark figure, not a test assertion.
+
 Before measuring, the bot answers one question about a workload that does not exist: a running bot
 holds a Run:ai token and open connection pools (steady state), and nothing is cached for the measured
 workloads.
 
     .venv/bin/python bench/slack.py [--n 50] [--latency-ms 50] [--case text-only-question]
-        [--scenario same|distinct|both]
+        [--scenario same|distinct|both|burst] [--rate 1000] [--seconds 1] [--max-in-flight 64] [--after 8]
 
-Goals (issue 3): ack p99 well under 3 s (aim < 100 ms), answer p95 < 1 s.
+Goals (issue 3): ack p99 well under 3 s (aim < 100 ms), answer p95 < 1 s; under the burst (issue 15 §4) ack p99
+under 100 ms, and memory back near its level before the burst.
 """
 
 from __future__ import annotations
@@ -210,16 +216,162 @@ async def main(n: int, latency_ms: int, case: str, scenario: str, in_process: bo
     return 0 if ok else 1
 
 
+def rss_mb(pid: int) -> float:
+    """The resident set size of process ``pid`` in MB (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def burst(
+    rate: int, seconds: float, max_in_flight: int, after: float, case: str, latency_ms: int, text: str | None = None
+) -> int:
+    """``rate`` signed commands a second for ``seconds`` against the bot in its own process; figures printed."""
+    import os
+    import socket
+
+    import yaml
+
+    from bot.shedding import BUSY
+
+    slack = SlackMock().start()
+    prefix = f"wdbench:{uuid.uuid4().hex[:8]}:"
+    n = int(rate * seconds)
+    # commands cycle over 50 workloads of their own: a realistic control plane, not 1,000 workloads per listing
+    snapshot, _name, copies = with_copies(json.loads((CASES / f"{case}.json").read_text()), 50)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "burst.json"
+        path.write_text(json.dumps(snapshot))
+        policy = Path(tmp) / "policy.yaml"
+        policy.write_text(yaml.safe_dump({"channels": {"CBURST0001": {"cluster": "dgx-prod"}}}))
+        env = {
+            **os.environ,
+            "SLACK_BOT_TOKEN": TOKEN,
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": slack.api_url,
+            "REDIS_URL": REDIS_URL,
+            "WD_REDIS_PREFIX": prefix,
+            "WD_RATE_LIMIT": "100000",
+            "WD_MAX_IN_FLIGHT": str(max_in_flight),
+            "WD_POLICY_FILE": str(policy),
+            "WD_LOG_FORMAT": "json",
+        }
+        # the control plane in a process of its own (as a remote one would be), not sharing the bot's GIL
+        sandbox = external_sandbox(path, latency_ms)
+        backends, _ = sandbox.__enter__()
+        assert backends.runai is not None
+        env |= {
+            "RUNAI_BASE_URL": backends.runai.base_url,
+            "RUNAI_CLIENT_ID": "bench",
+            "RUNAI_CLIENT_SECRET": "bench",
+        }
+        if backends.kube is not None and backends.kube.kubeconfig:
+            env["KUBECONFIG"] = str(backends.kube.kubeconfig)
+        cli = str(Path(sys.executable).parent / "workload-doctor")
+        command = [cli, "serve", "--http", "--host", "127.0.0.1", "--port", str(port)]
+        # started once, before anything is measured: blocking the loop here costs no figure
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: ASYNC220
+        url = f"http://127.0.0.1:{port}"
+        try:
+            limits = httpx.Limits(max_connections=512, max_keepalive_connections=512)
+            async with httpx.AsyncClient(base_url=url, timeout=30, limits=limits) as http:
+                for _ in range(600):
+                    with contextlib.suppress(httpx.HTTPError):
+                        if (await http.get("/healthz")).status_code == 200:
+                            break
+                    await asyncio.sleep(0.1)
+                warm = command_body("no-such-workload project=nlp", user="U0WARMUP0", channel="CBURST0001")
+                ctype = {"content-type": "application/x-www-form-urlencoded"}
+                await http.post("/slack/events", content=warm, headers={**ctype, **sign(warm)})
+                await asyncio.sleep(2)
+                before = rss_mb(proc.pid)
+                peak = before
+                acks: list[float] = []
+                busy = errors = 0
+                sampling = True
+
+                async def sample() -> None:
+                    nonlocal peak
+                    while sampling:
+                        peak = max(peak, rss_mb(proc.pid))
+                        await asyncio.sleep(0.05)
+
+                async def one(i: int) -> None:
+                    nonlocal busy, errors
+                    question = text or f"{copies[i % len(copies)]} project=nlp"
+                    body = command_body(question, user=f"UB{i:08d}", channel="CBURST0001")
+                    start = time.monotonic()
+                    try:
+                        resp = await http.post("/slack/events", content=body, headers={**ctype, **sign(body)})
+                    except httpx.HTTPError:
+                        errors += 1
+                        return
+                    acks.append(time.monotonic() - start)
+                    if resp.status_code != 200:
+                        errors += 1
+                    elif BUSY in resp.text:
+                        busy += 1
+
+                sampler = asyncio.get_running_loop().create_task(sample())
+                t0 = time.monotonic()
+                sends = []
+                for i in range(n):
+                    delay = t0 + i / rate - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    sends.append(asyncio.get_running_loop().create_task(one(i)))
+                sent_in = time.monotonic() - t0
+                await asyncio.gather(*sends)
+                ended = time.monotonic()
+                await asyncio.sleep(max(0.0, after - (time.monotonic() - ended)))
+                sampling = False
+                await sampler
+                after_rss = rss_mb(proc.pid)
+                answered = len([c for c in slack.of("chat.update") if c.body.get("channel") == "CBURST0001"])
+        finally:
+            proc.terminate()
+            proc.wait(30)
+            sandbox.__exit__(None, None, None)
+    slack.stop()
+    r = redis.Redis.from_url(REDIS_URL)
+    for key in r.scan_iter(match=prefix + "*"):
+        r.delete(key)
+    print(f"burst: {n} signed /diagnose at {rate}/s (sent in {sent_in:.2f} s), WD_MAX_IN_FLIGHT={max_in_flight}")
+    if acks:
+        print(
+            f"  ack     p50 {statistics.median(acks) * 1000:7.1f} ms   p99 {pct(acks, 99) * 1000:7.1f} ms   "
+            f"max {max(acks) * 1000:7.1f} ms"
+        )
+    print(f"  acked {len(acks)}/{n}, errors {errors}, told busy {busy}, answered {answered} (by {after:.0f} s after)")
+    print(f"  RSS     before {before:6.1f} MB   peak {peak:6.1f} MB   {after:.0f} s after {after_rss:6.1f} MB")
+    return 0 if not errors and len(acks) == n else 1
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--latency-ms", type=int, default=50)
     parser.add_argument("--case", default="text-only-question")
-    parser.add_argument("--scenario", choices=["same", "distinct", "both"], default="both")
+    parser.add_argument("--scenario", choices=["same", "distinct", "both", "burst"], default="both")
+    parser.add_argument("--rate", type=int, default=1000, help="burst: signed commands a second")
+    parser.add_argument("--seconds", type=float, default=1.0, help="burst: how long the burst lasts")
+    parser.add_argument("--max-in-flight", type=int, default=64, help="burst: the bot's WD_MAX_IN_FLIGHT")
+    parser.add_argument("--text", help="burst: every command's text (e.g. help: the ack path alone)")
+    parser.add_argument("--after", type=float, default=8.0, help="burst: seconds after it to measure RSS again")
     parser.add_argument(
         "--in-process-sandbox",
         action="store_true",
         help="serve the sandbox from this process (shares the GIL with the bot)",
     )
     args = parser.parse_args()
+    if args.scenario == "burst":
+        sys.exit(
+            asyncio.run(
+                burst(args.rate, args.seconds, args.max_in_flight, args.after, args.case, args.latency_ms, args.text)
+            )
+        )
     sys.exit(asyncio.run(main(args.n, args.latency_ms, args.case, args.scenario, args.in_process_sandbox)))

@@ -3,8 +3,16 @@
 health port serves the last three).
 
 The Web API client's ``base_url`` comes from ``SLACK_API_URL`` and carries retry handlers for
-connection errors, 429 (``Retry-After``) and 5xx. Diagnoses run after the ack in tracked tasks
+connection errors, 429 (``Retry-After``) and 5xx; its session reads no answer longer than
+``WD_MAX_BODY_BYTES`` (:class:`BoundedSlackResponse`). Diagnoses run after the ack in tracked tasks
 that are drained on shutdown (SIGTERM).
+
+``POST /slack/events`` (:func:`http_app`, issue 15 §1 and §5) checks before reading a byte of the body that the
+request is signed (``X-Slack-Signature`` ``v0=…``, a numeric ``X-Slack-Request-Timestamp`` within five
+minutes: else 401) and not too big (``Content-Length`` above ``WD_MAX_BODY_BYTES``: 413); it then reads the
+body as a stream (413 past the cap, 408 past :data:`BODY_SECONDS`), verifies the signature (401), parses it
+(400 for a signed body Bolt cannot read) and drops a replay of the same signature and timestamp (200, nothing
+run). None of these answers is a 500 or logs a traceback.
 
 OSMO watches (``/diagnose watch <workflow>``, :mod:`handlers.watch`) run in the same tracker; at
 startup (:meth:`Bot.start`: the HTTP lifespan, or Socket Mode once connected) the bot resumes the
@@ -16,15 +24,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import logging
 import signal
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.adapter.starlette.async_handler import to_starlette_response
+from slack_bolt.async_app import AsyncApp, AsyncBoltRequest
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -32,7 +43,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
@@ -41,8 +52,9 @@ from bot.scheduler import DigestScheduler
 from bot.settings import Settings
 from bot.state import Store
 from bot.tasks import TaskTracker
-from diagnosis import metrics
+from diagnosis import errors, metrics
 from diagnosis.answer import Backends, preload
+from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.http import close_shared_connections, share_connections
 from handlers import listeners, middleware
 from handlers.digests import DigestDesk
@@ -66,6 +78,45 @@ def slack_call_metrics() -> aiohttp.TraceConfig:
     trace.on_request_end.append(on_end)
     trace.on_request_exception.append(on_error)
     return trace
+
+
+class SlackBodyTooLarge(errors.BodyTooLarge, aiohttp.ClientPayloadError):
+    """A Slack Web API answer longer than the cap (an ``aiohttp.ClientPayloadError`` too: a broken answer)."""
+
+
+class BoundedSlackResponse(aiohttp.ClientResponse):
+    """An aiohttp response whose body is read at most :attr:`max_body_bytes` bytes (``WD_MAX_BODY_BYTES``): the
+    Slack SDK reads every answer whole (``await resp.text()``). The session's ``timeout`` (15 s total) is the
+    wall clock. Raises :class:`SlackBodyTooLarge` past the cap, or on a ``Content-Length`` above it before a
+    byte is read; the connection is closed, never reused."""
+
+    max_body_bytes: int = 0  # bytes; 0: no cap (set by :func:`bounded_response_class`)
+
+    async def read(self) -> bytes:
+        if self._body is None:
+            limit = self.max_body_bytes
+            try:
+                declared = self.content_length
+                if limit and declared is not None and declared > limit:
+                    raise SlackBodyTooLarge(self.status, self.url.path, limit, 0)
+                parts: list[bytes] = []
+                received = 0
+                while chunk := await self.content.read(64 * 1024):
+                    received += len(chunk)
+                    if limit and received > limit:
+                        raise SlackBodyTooLarge(self.status, self.url.path, limit, received)
+                    parts.append(chunk)
+                self._body = b"".join(parts)
+            except BaseException:
+                self.close()
+                raise
+        return await super().read()  # the body is in place: the base class only waits for the release
+
+
+def bounded_response_class(limit: int | None = None) -> type[BoundedSlackResponse]:
+    """:class:`BoundedSlackResponse` capped at ``limit`` bytes (default ``WD_MAX_BODY_BYTES``)."""
+    cap = limit if limit is not None else env_max_body_bytes()
+    return type("BoundedSlackResponse", (BoundedSlackResponse,), {"max_body_bytes": cap})
 
 
 def web_client(settings: Settings) -> AsyncWebClient:
@@ -100,7 +151,9 @@ class Bot:
             # one pool for every Web API call (Bolt hands it to each request's client); without it
             # slack_sdk opens a session and a connection per call
             client.session = aiohttp.ClientSession(
-                trust_env=client.trust_env_in_session, trace_configs=[slack_call_metrics()]
+                trust_env=client.trust_env_in_session,
+                trace_configs=[slack_call_metrics()],
+                response_class=bounded_response_class(),
             )
         share_connections()  # Run:ai and OSMO connections reused across diagnoses
         try:
@@ -186,17 +239,115 @@ def build_bot(
     )
     doctor.watches = watches
     doctor.digests = DigestDesk(backends, policy, store=store)
-    middleware.install(app, store=store, policy=policy, spawn=tracker.spawn)
+    middleware.install(app, store=store, policy=policy, spawn=tracker.spawn, settings=settings)
     listeners.register(app, doctor, tracker.spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
     return Bot(app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches)
 
 
-def http_app(bot: Bot) -> Starlette:
-    """The HTTP mode ASGI app; its lifespan drains the diagnosis tasks on shutdown."""
-    handler = AsyncSlackRequestHandler(bot.app)
+#: How far a request's ``X-Slack-Request-Timestamp`` may be from now, seconds (Slack's own rule).
+SIGNATURE_WINDOW = 300
+#: How long a signature+timestamp is remembered against replays, seconds: a timestamp up to the window in the
+#: future is still accepted a window from now.
+REPLAY_TTL = 2 * SIGNATURE_WINDOW
+#: Wall-clock seconds the body of one request may take to arrive once its headers are in.
+BODY_SECONDS = 10.0
 
-    async def events(request: Request) -> Any:
-        return await handler.handle(request)
+
+class _Refused(Exception):
+    """An events request answered without dispatching it: ``status`` and the plain ``text`` of the answer."""
+
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status = status
+        self.text = text
+
+
+def signed_headers(headers: Any, now: float) -> tuple[str, str]:
+    """(timestamp, signature) of a Slack request, checked before its body is read: both present, the signature
+    ``v0=`` and 64 hex digits, the timestamp whole seconds within :data:`SIGNATURE_WINDOW` of ``now`` (epoch
+    seconds). Raises :class:`_Refused` (401) naming what is wrong."""
+    timestamp = (headers.get("x-slack-request-timestamp") or "").strip()
+    signature = (headers.get("x-slack-signature") or "").strip()
+    if not timestamp or not signature:
+        raise _Refused(401, "unsigned request")
+    if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
+        raise _Refused(401, "the request timestamp is not a number of seconds")
+    if abs(now - int(timestamp)) > SIGNATURE_WINDOW:
+        raise _Refused(401, "the request timestamp is more than five minutes away")
+    digest = signature[3:]
+    if not signature.startswith("v0=") or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise _Refused(401, "the signature is malformed")
+    return timestamp, signature
+
+
+async def read_capped(request: Request, limit: int, seconds: float = BODY_SECONDS) -> bytes:
+    """The body of ``request`` read as a stream: at most ``limit`` bytes (a ``Content-Length`` above it is refused
+    before a byte is read) and ``seconds`` of wall clock. Raises :class:`_Refused`: 413 (too big), 408 (too
+    slow), 400 (a malformed ``Content-Length``, or the client went away)."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise _Refused(400, "malformed Content-Length")
+        if int(declared) > limit:
+            raise _Refused(413, f"the body is larger than {limit} bytes")
+    parts: list[bytes] = []
+    received = 0
+    try:
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                received += len(chunk)
+                if received > limit:
+                    raise _Refused(413, f"the body is larger than {limit} bytes")
+                parts.append(chunk)
+    except TimeoutError:
+        raise _Refused(408, "the body did not arrive in time") from None
+    except ClientDisconnect:
+        raise _Refused(400, "the client went away") from None
+    return b"".join(parts)
+
+
+def http_app(bot: Bot, *, max_body_bytes: int | None = None, body_seconds: float = BODY_SECONDS) -> Starlette:
+    """The HTTP mode ASGI app; its lifespan drains the diagnosis tasks on shutdown.
+
+    ``max_body_bytes`` caps one request body (default ``WD_MAX_BODY_BYTES``), ``body_seconds`` the wall clock of
+    reading it. ``POST /slack/events`` answers 401/408/413/400 (see the module) or what the Bolt app answers."""
+    limit = max_body_bytes if max_body_bytes is not None else env_max_body_bytes()
+    secret = (bot.settings.signing_secret or "").encode()
+
+    async def admit(request: Request) -> AsyncBoltRequest | None:
+        """The Bolt request for a signed, well-formed, first-seen ``request``; None for a replay. Raises
+        :class:`_Refused`."""
+        if not secret.strip():
+            raise _Refused(401, "no signing secret is configured")  # fail closed: nothing can be verified
+        timestamp, signature = signed_headers(request.headers, time.time())
+        body = await read_capped(request, limit, body_seconds)
+        # over the raw bytes (slack_sdk's verifier decodes them first, and raises on bytes that are not UTF-8)
+        expected = hmac.new(secret, b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest("v0=" + expected, signature):
+            raise _Refused(401, "invalid signature")
+        try:
+            text = body.decode("utf-8")
+            bolt_request = AsyncBoltRequest(body=text, query=request.query_params, headers=request.headers)  # type: ignore[arg-type]
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+            # signed by Slack, yet not a body Bolt can read (bad UTF-8, JSON, form or payload)
+            raise _Refused(400, "the body cannot be read") from None
+        if not isinstance(bolt_request.body, dict):
+            raise _Refused(400, "the body is not an object")
+        replay = hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()
+        if not await bot.store.claim(f"slack-req:{replay}", ttl=REPLAY_TTL):
+            return None
+        return bolt_request
+
+    async def events(request: Request) -> Response:
+        try:
+            bolt_request = await admit(request)
+        except _Refused as refused:
+            log.info("Slack request refused: HTTP %d (%s)", refused.status, refused.text)
+            return PlainTextResponse(refused.text, status_code=refused.status)
+        if bolt_request is None:
+            log.info("replayed Slack request ignored (same signature and timestamp)")
+            return Response(status_code=200)
+        return to_starlette_response(await bot.app.async_dispatch(bolt_request))
 
     async def healthz(request: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")

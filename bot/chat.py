@@ -14,13 +14,20 @@ from bot.policy import Policy
 from bot.state import Store
 from diagnosis.answer import Backends
 from handlers.blocks import Message, Snippet, blocks_to_text
-from handlers.doctor import AnswerFn, Ask, Doctor, parse_command
+from handlers.doctor import Doctor
+from handlers.parsing import Ask, parse_command
+from handlers.report_cache import AnswerFn
 
 THREAD = "terminal"
 USER = "U_TERMINAL"
 
 
 class TerminalSurface:
+    """The terminal as a :class:`~handlers.protocols.Surface`: everything is printed, to the one person there."""
+
+    #: nobody else reads the terminal: a private answer needs no public stand-in (handlers.doctor)
+    shared = False
+
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self._ts = itertools.count(1)

@@ -2,8 +2,12 @@
 
 Every answer, whatever its outcome, exits 0. Input that prevents an answer (malformed snapshot,
 bad lookback, missing settings, an API unreachable after retries) prints one clear line on
-stderr and exits 2; an unexpected error prints one line and exits 1. Never a traceback
-(``--debug`` shows one).
+stderr and exits 2; an unexpected error prints one line and exits 1; SIGTERM prints one line and exits 143.
+Never a traceback (``--debug`` shows one).
+
+The app, the shared options and the error guard live in :mod:`bot.cli_app`; this module adds ``diagnose`` and
+``sandbox`` and registers every sub-command module onto the app (they import :mod:`bot.cli_app`, never this
+module, so there is no import cycle).
 """
 
 from __future__ import annotations
@@ -11,186 +15,79 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import shlex
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import datetime
-from enum import StrEnum
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 
-from diagnosis.answer import Backends, BackendUnavailable, answer
-from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
-from diagnosis.logs import setup_logging
-from diagnosis.question import Question, QuestionError, parse_text
-from diagnosis.render import render_text, to_json
-from diagnosis.report import Report
-from diagnosis.units import parse_time
+from bot import cli_capture, cli_digest, cli_doctor, cli_osmo, cli_slack
 
-app = typer.Typer(
-    name="workload-doctor",
-    help="Explains why a Run:ai workload or an OSMO workflow failed. Read-only.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+# Re-exported: tests, benches and older callers import these from here.
+from bot.cli_app import (
+    EXIT_BAD_INPUT,
+    EXIT_TERMINATED,
+    ClusterIdOpt,
+    DebugOpt,
+    Format,
+    FormatOpt,
+    IntentOpt,
+    IntentOption,
+    LookbackOpt,
+    ProjectOpt,
+    QuestionArg,
+    Terminated,
+    UserError,
+    WorkflowOpt,
+    WorkloadIdOpt,
+    WorkloadOpt,
+    app,
+    backends_for,
+    build_question,
+    emit,
+    fail,
+    install_sigterm,
+    run_guarded,
 )
-T = TypeVar("T")
-EXIT_BAD_INPUT = 2
+from diagnosis.answer import answer
+from diagnosis.logs import setup_logging
+from diagnosis.question import Question
+from diagnosis.report import Report
 
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
-    blocks = "blocks"
-
-
-class IntentOpt(StrEnum):
-    terminal = "terminal"
-    current = "current"
-
-
-class UserError(Exception):
-    """Input that prevents an answer; printed as one line."""
-
-
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
-    typer.echo(f"workload-doctor: error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def run_guarded(fn: Callable[[], T], debug: bool = False) -> T:
-    """Run ``fn`` turning known input errors into one line (exit 2) and anything else into one line (exit 1)."""
-    from sandbox.server import SnapshotError
-
-    try:
-        return fn()
-    except typer.Exit:
-        raise
-    except (ConfigError, QuestionError, SnapshotError, BackendUnavailable, UserError) as exc:
-        if debug:
-            raise
-        fail(str(exc))
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
-    except Exception as exc:
-        if debug:
-            raise
-        from diagnosis.redact import sanitize
-
-        fail(f"unexpected {type(exc).__name__}: {sanitize(str(exc))[:300]} (run with --debug for details)", 1)
-    raise AssertionError("unreachable")
-
-
-@contextmanager
-def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tuple[Backends, dict[str, Any]]]:
-    """Backends from the environment, or from a sandbox serving ``snapshot_path`` (yielding its ``ask``)."""
-    if snapshot_path is None:
-        kube = KubeConfig.from_env()
-        runai: RunaiConfig | None = None
-        osmo: OsmoConfig | None = None
-        errors: list[str] = []
-        try:
-            runai = RunaiConfig.from_env()
-        except ConfigError as exc:
-            if any(os.environ.get(n) for n in ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET")):
-                errors.append(str(exc))
-        try:
-            osmo = OsmoConfig.from_env()
-        except ConfigError as exc:
-            if any(os.environ.get(n) for n in ("OSMO_URL", "OSMO_TOKEN")):
-                errors.append(str(exc))
-        if errors:
-            raise ConfigError(errors[0])
-        if runai is None and osmo is None:
-            raise ConfigError(
-                "no backend configured: set RUNAI_BASE_URL, RUNAI_CLIENT_ID and RUNAI_CLIENT_SECRET (Run:ai) "
-                "or OSMO_URL and OSMO_TOKEN (OSMO), or use --snapshot FILE to run on the sandbox"
-            )
-        yield Backends(runai=runai, kube=kube, osmo=osmo), {}
-        return
-    from sandbox.server import Sandbox, load_snapshot
-
-    snapshot = load_snapshot(snapshot_path)
-    now = parse_time(snapshot.get("now"))
-    if snapshot.get("now") is not None and now is None:
-        raise UserError(f"snapshot {snapshot_path}: 'now' is not an RFC 3339 time")
-    with Sandbox(snapshot, latency=latency) as sandbox:
-        backends = Backends(
-            runai=RunaiConfig(sandbox.url, "sandbox", "sandbox", console_url=sandbox.url)
-            if "runai" in snapshot
-            else None,
-            # The sandbox's Tier 2 settings, read as the environment's are: with kubernetes_by_cluster, a kubeconfig
-            # with one context per cluster and WD_KUBE_CONTEXTS mapping each cluster uuid to its context.
-            kube=KubeConfig.from_env(sandbox.kube_env()),
-            osmo=OsmoConfig(sandbox.url, "sandbox-access-token") if "osmo" in snapshot else None,
-        )
-        if now is not None:
-            fixed: datetime = now
-            backends.now = lambda: fixed
-        ask = snapshot.get("ask")
-        if ask is not None and not isinstance(ask, dict):
-            raise UserError(f"snapshot {snapshot_path}: 'ask' must be an object")
-        yield backends, dict(ask or {})
-
-
-def build_question(options: Question, ask: dict[str, Any]) -> Question:
-    """Explicit options win, then the snapshot's ``ask`` keys, then what the text names."""
-    try:
-        base = Question.model_validate({k: v for k, v in ask.items() if v is not None})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        raise UserError(f"the question is invalid: ask.{where}: {first.get('msg')}") from None
-    question = options.merged(base)
-    parsed = parse_text(question.text)
-    question = question.merged(parsed)
-    question.lookback_delta()  # validates early: bad lookback is bad input
-    return question
-
-
-def emit(report: Report, fmt: Format, verbose: bool = False) -> None:
-    if fmt == Format.text:
-        typer.echo(render_text(report, verbose=verbose), nl=False)
-        return
-    from handlers.blocks import render_report, thread_payload
-
-    rendered = render_report(report)
-    blocks = rendered.main.blocks
-    if fmt == Format.blocks:
-        typer.echo(json.dumps({"blocks": blocks}, indent=2))
-    else:
-        typer.echo(json.dumps(to_json(report, blocks, thread_payload(rendered)), indent=2))
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_TERMINATED",
+    "Format",
+    "IntentOpt",
+    "Terminated",
+    "UserError",
+    "app",
+    "backends_for",
+    "build_question",
+    "emit",
+    "fail",
+    "main",
+    "run_guarded",
+]
 
 
 @app.command()
 def diagnose(
-    question: Annotated[
-        str | None, typer.Argument(help='Free text, e.g. "what killed train-gpt2 in project nlp?"')
-    ] = None,
-    cluster_id: Annotated[
-        str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID, or its exact name (required for Run:ai).")
-    ] = None,
-    workload_id: Annotated[str | None, typer.Option("--workload-id", help="Run:ai workload UUID (Option A).")] = None,
-    workload: Annotated[
-        str | None, typer.Option("--workload", help="Workload name (Option B, with --project).")
-    ] = None,
-    project: Annotated[str | None, typer.Option("--project", help="Run:ai project name.")] = None,
-    intent: Annotated[
-        IntentOpt | None, typer.Option("--intent", help="terminal (past failure) or current symptom.")
-    ] = None,
-    lookback: Annotated[str | None, typer.Option("--lookback", help="Recurrence window, e.g. 7d, 36h.")] = None,
-    workflow: Annotated[str | None, typer.Option("--workflow", help="OSMO workflow ID.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="text, json or blocks.")] = Format.text,
+    question: QuestionArg = None,
+    cluster_id: ClusterIdOpt = None,
+    workload_id: WorkloadIdOpt = None,
+    workload: WorkloadOpt = None,
+    project: ProjectOpt = None,
+    intent: IntentOption = None,
+    lookback: LookbackOpt = None,
+    workflow: WorkflowOpt = None,
+    fmt: FormatOpt = Format.text,
     snapshot: Annotated[
         str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox and diagnose it.")
     ] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+    debug: DebugOpt = False,
     verbose: Annotated[bool, typer.Option("--verbose", help="Text: every source and whole log tails.")] = False,
 ) -> None:
     """Diagnose one workload (Run:ai) or workflow (OSMO)."""
@@ -207,10 +104,9 @@ def diagnose(
     )
 
     if snapshot is not None and _snapshot_kind(snapshot) == "digest":
-        from bot.cli_digest import run_digest
         from diagnosis.digests import DigestAsk
 
-        run_digest(snapshot, DigestAsk(), fmt.value, debug)
+        cli_digest.run_digest(snapshot, DigestAsk(), fmt.value, debug)
         return
 
     def run() -> Report:
@@ -264,21 +160,20 @@ def sandbox(
     run_guarded(run)
 
 
-def _register_subcommands() -> None:
-    from bot import cli_capture, cli_digest, cli_doctor, cli_osmo, cli_slack
-
-    cli_doctor.register(app)
-    cli_capture.register(app)
-    cli_digest.register(app)
-    cli_osmo.register(app)
-    cli_slack.register(app)
-
-
-_register_subcommands()
+# Each sub-command module registers onto the common app; the order is the order of ``--help``.
+for _module in (cli_doctor, cli_capture, cli_digest, cli_osmo, cli_slack):
+    _module.register(app)
 
 
 def main() -> None:
-    app()
+    """The ``workload-doctor`` entry point: SIGTERM ends any command with one line and exit 143."""
+    install_sigterm()
+    try:
+        app()
+    except Terminated:
+        # Arrived outside :func:`run_guarded` (while printing, or in argument parsing).
+        typer.echo("workload-doctor: error: terminated (SIGTERM)", err=True)
+        raise SystemExit(EXIT_TERMINATED) from None
 
 
 if __name__ == "__main__":

@@ -17,7 +17,20 @@ from typing import Annotated, Any
 
 import typer
 
-from bot.cli import IntentOpt, UserError, backends_for, build_question, run_guarded
+from bot.cli_app import (
+    ClusterIdOpt,
+    DebugOpt,
+    IntentOption,
+    LookbackOpt,
+    ProjectOpt,
+    UserError,
+    WorkflowOpt,
+    WorkloadIdOpt,
+    WorkloadOpt,
+    backends_for,
+    build_question,
+    run_guarded,
+)
 from diagnosis.capture import capture_world
 from diagnosis.logs import setup_logging
 from diagnosis.question import Question
@@ -28,19 +41,13 @@ def capture_cmd(
     question: Annotated[
         str | None, typer.Argument(help='Free text as a person would ask, e.g. "why did train-7 fail?" (optional).')
     ] = None,
-    cluster_id: Annotated[
-        str | None, typer.Option("--cluster-id", help="Run:ai cluster UUID, or its exact name.")
-    ] = None,
-    workload_id: Annotated[str | None, typer.Option("--workload-id", help="Run:ai workload UUID (Option A).")] = None,
-    workload: Annotated[
-        str | None, typer.Option("--workload", help="Workload name (Option B, with --project).")
-    ] = None,
-    project: Annotated[str | None, typer.Option("--project", help="Run:ai project name.")] = None,
-    intent: Annotated[
-        IntentOpt | None, typer.Option("--intent", help="terminal (past failure) or current symptom.")
-    ] = None,
-    lookback: Annotated[str | None, typer.Option("--lookback", help="Recurrence window, e.g. 7d, 36h.")] = None,
-    workflow: Annotated[str | None, typer.Option("--workflow", help="OSMO workflow ID.")] = None,
+    cluster_id: ClusterIdOpt = None,
+    workload_id: WorkloadIdOpt = None,
+    workload: WorkloadOpt = None,
+    project: ProjectOpt = None,
+    intent: IntentOption = None,
+    lookback: LookbackOpt = None,
+    workflow: WorkflowOpt = None,
     output: Annotated[
         str | None, typer.Option("-o", "--output", help="Write the snapshot here (default: standard output).")
     ] = None,
@@ -48,7 +55,7 @@ def capture_cmd(
         str | None,
         typer.Option("--now", help="Diagnose as of this RFC 3339 time (default: now); it becomes the snapshot's now."),
     ] = None,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+    debug: DebugOpt = False,
 ) -> None:
     """Diagnose one workload or workflow and write every response it read as a redacted snapshot."""
     setup_logging(logging.DEBUG if debug else logging.WARNING)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
 
+from bot.cli_app import DebugOpt, Format, FormatOpt, UserError, backends_for, run_guarded
 from diagnosis.answer import answer_digest
 from diagnosis.digests import Digest, DigestAsk, digest_json, merge_ask, parse_digest_text, render_digest_text
 from diagnosis.logs import setup_logging
@@ -22,8 +22,6 @@ from diagnosis.logs import setup_logging
 
 def digest_ask(options: DigestAsk, ask: dict[str, Any]) -> DigestAsk:
     """Command-line options win, then the snapshot's ``ask`` keys, then what its ``text`` names."""
-    from bot.cli import UserError
-
     try:
         base = DigestAsk.model_validate({k: v for k, v in ask.items() if v is not None})
     except ValidationError as exc:
@@ -50,19 +48,11 @@ def emit_digest(digest: Digest, fmt: str) -> None:
 
 
 def run_digest(snapshot: str | None, options: DigestAsk, fmt: str, debug: bool) -> None:
-    from bot.cli import backends_for, run_guarded
-
     def run() -> Digest:
         with backends_for(snapshot) as (backends, ask):
             return asyncio.run(answer_digest(digest_ask(options, ask), backends))
 
     emit_digest(run_guarded(run, debug), fmt)
-
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
-    blocks = "blocks"
 
 
 def register(app: typer.Typer) -> None:
@@ -81,8 +71,8 @@ def register(app: typer.Typer) -> None:
             list[str] | None, typer.Option("--pool", help="OSMO pool (repeatable; default: every one).")
         ] = None,
         since: Annotated[str | None, typer.Option("--since", help="Window length: 90m, 24h, 7d (default 24h).")] = None,
-        fmt: Annotated[Format, typer.Option("--format", help="text, json or blocks.")] = Format.text,
-        debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+        fmt: FormatOpt = Format.text,
+        debug: DebugOpt = False,
     ) -> None:
         """Failures of a time window, grouped by diagnosed cause (Run:ai and OSMO)."""
         setup_logging(logging.DEBUG if debug else logging.WARNING)

@@ -34,7 +34,7 @@ ACCESS_REVIEWS: frozenset[tuple[str, str]] = frozenset(
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"),
     }
 )
-#: The bot scopes deploy/slack-app-manifest.yaml grants (tests/test_cli_doctor.py keeps them equal).
+#: The bot scopes deploy/slack-app-manifest.yaml grants (tests/bot/test_cli_doctor.py keeps them equal).
 REQUIRED_SCOPES = frozenset(
     {
         "commands",
@@ -359,7 +359,7 @@ def register(app: typer.Typer) -> None:
         """Check every setting, Redis, Run:ai, OSMO, each Tier 2 context and the Slack token; print a table."""
         import logging
 
-        from bot.cli import UserError, backends_for, run_guarded
+        from bot.cli_app import UserError, backends_for, run_guarded
         from diagnosis.logs import setup_logging
 
         setup_logging(logging.DEBUG if debug else logging.ERROR)

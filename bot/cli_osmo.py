@@ -14,15 +14,14 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import Format, backends_for, emit, run_guarded
-from diagnosis.answer import Backends, ConfigError, answer
+from bot.cli_app import DebugOpt, Format, FormatOpt, backends_for, emit, run_guarded
+from diagnosis.answer import Backends, answer
+from diagnosis.config import ConfigError
 from diagnosis.logs import setup_logging
 from diagnosis.question import Kind, Question
 from diagnosis.report import Report
 
 SnapshotOpt = Annotated[str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox.")]
-FormatOpt = Annotated[Format, typer.Option("--format", help="text, json or blocks.")]
-DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")]
 WorkflowArg = Annotated[str, typer.Argument(help="OSMO workflow ID, e.g. sdg-render-7.")]
 
 

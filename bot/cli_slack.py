@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli import backends_for, run_guarded
+from bot.cli_app import UserError, backends_for, run_guarded
 from diagnosis.logs import setup_logging
 
 
@@ -34,7 +34,6 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the Slack bot (SLACK_BOT_TOKEN, REDIS_URL, and SLACK_APP_TOKEN or SLACK_SIGNING_SECRET)."""
         from bot.app import build_bot, run_http, run_socket
-        from bot.cli import UserError
         from bot.settings import Mode, Settings
 
         setup_logging(logging.DEBUG if debug else logging.INFO)

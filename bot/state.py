@@ -23,9 +23,11 @@ from process memory (logged). Digest slots use the same leases (``bot.digests``)
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -88,6 +90,46 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+
+# An event claim (a lease whose state says whether the event was answered): KEYS[1] the lease, KEYS[2] its token
+# counter, KEYS[3] the event's state (JSON written by the holder with _FENCED_SET); ARGV[1] owner, ARGV[2] ms.
+# Returns {-1, state} when the event was answered, {0, state} while another owner holds the lease, else
+# {token, state} with a fresh lease (state '' for a first delivery, the dead holder's state for a takeover).
+_EVENT_CLAIM = """
+local state = redis.call('GET', KEYS[3]) or ''
+if string.find(state, '"done":true', 1, true) then
+  return {-1, state}
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {0, state}
+end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
+redis.call('PEXPIRE', KEYS[2], 86400000)
+return {token, state}
+"""
+#: how long an answered event's state (and its claim's token counter) is kept: longer than Slack retries (5 min)
+EVENT_STATE_TTL = 3600
+
+
+@dataclass(frozen=True)
+class EventClaimed:
+    """What :meth:`Store.claim_event` found: ``token`` > 0 the event is ours (fencing token), 0 another replica
+    holds it, -1 it was answered; ``state`` what the previous holder recorded (its progress message);
+    ``shared`` False when Redis was unavailable and the claim was made in process memory only."""
+
+    token: int
+    state: dict[str, Any]
+    shared: bool = True
+
+
+_BACKGROUND: set[asyncio.Task[Any]] = set()  # Redis writes the ack did not wait for (strong references)
+
+
+def _settled(task: asyncio.Task[Any]) -> None:
+    _BACKGROUND.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a Redis write finished after the ack failed: %s", type(task.exception()).__name__)
 
 
 def _driver_info() -> dict[str, Any]:
@@ -154,6 +196,8 @@ class Store:
         self.url = url
         self.memory = _Memory()
         self.down = False
+        #: seconds a claim on the ack path waits for Redis (``WD_ACK_REDIS_BUDGET``; set by the middleware)
+        self.ack_budget = 0.2
         self.redis: aioredis.Redis | None = None
         if url:
             self.redis = aioredis.from_url(
@@ -195,12 +239,26 @@ class Store:
         return True
 
     async def claim(self, name: str, ttl: int = 3600) -> bool:
-        """True the first time ``name`` is claimed within ``ttl`` seconds (SET NX EX)."""
+        """True the first time ``name`` is claimed within ``ttl`` seconds (SET NX EX).
+
+        Used on the ack path (the HTTP replay check): it waits for Redis :attr:`ack_budget` seconds at most, then
+        decides from process memory (logged, counted in ``workload_doctor_dedup_fallbacks``) while the SET goes
+        on in the background, so a later duplicate is still caught by Redis."""
         key = self.key("claim", name)
         if self.redis is None:
             return self.memory.set(key, "1", ttl, nx=True)
+        setting: asyncio.Task[Any] = asyncio.ensure_future(self.redis.set(key, "1", nx=True, ex=ttl))
+        done, _ = await asyncio.wait({setting}, timeout=self.ack_budget)
+        if not done:
+            metrics.DEDUP_FALLBACKS.labels("slow").inc()
+            log.warning(
+                "Redis did not answer the claim of %s within %.2f s: decided in process memory", name, self.ack_budget
+            )
+            _BACKGROUND.add(setting)
+            setting.add_done_callback(_settled)
+            return self.memory.set(key, "1", ttl, nx=True)
         try:
-            ok = await self.redis.set(key, "1", nx=True, ex=ttl)
+            ok = setting.result()
         except _ERRORS as exc:
             self._failed("claim", exc)
             return self.memory.set(key, "1", ttl, nx=True)
@@ -418,6 +476,48 @@ class Store:
             return False
         self._ok()
         return bool(ok)
+
+    # -- event claims (at-least-once answers: a lease renewed while the answer is worked on) ------------------
+
+    async def claim_event(self, event_id: str, owner: str, ttl: float) -> EventClaimed:
+        """Claim the Slack event ``event_id`` for ``ttl`` seconds (the lease ``evt:<id>``, renewed with
+        :meth:`lease` while the answer is worked on, see :mod:`bot.claims`).
+
+        An event whose state says it was answered stays a duplicate; one whose holder died (its lease expired
+        unanswered) is claimed again, with the state its holder recorded. With Redis down the claim is made in
+        process memory (``shared`` False): a duplicate delivered to this replica is still caught."""
+        name = f"evt:{event_id}"
+        lease, counter, state_key = (
+            self.key("lease", name),
+            self.key("leasetoken", name),
+            self.key("evtstate", event_id),
+        )
+        if self.redis is not None:
+            try:
+                token, raw = await self.redis.eval(_EVENT_CLAIM, 3, lease, counter, state_key, owner, int(ttl * 1000))
+            except _ERRORS as exc:
+                self._failed("event claim", exc)
+            else:
+                self._ok()
+                return EventClaimed(int(token), _decode(_text(raw) or None) or {})
+        state = _decode(self.memory.get(state_key)) or {}
+        if state.get("done"):
+            return EventClaimed(-1, state, shared=self.redis is None)
+        if self.memory.get(lease) is not None:
+            return EventClaimed(0, state, shared=self.redis is None)
+        token = self.memory.incr(counter, EVENT_STATE_TTL)
+        self.memory.set(lease, f"{owner}|{token}", ttl)
+        return EventClaimed(token, state, shared=self.redis is None)
+
+    async def note_event(self, event_id: str, owner: str, token: int, state: dict[str, Any]) -> bool:
+        """Record the state of a claimed event (its progress message; ``done`` once answered), fenced by the
+        claim: False when the claim moved on to another replica (or Redis is down)."""
+        key = self.key("evtstate", event_id)
+        # also remember locally: a duplicate delivered here during a later outage is still caught
+        self.memory.set(key, json.dumps(state, separators=(",", ":")), EVENT_STATE_TTL)
+        if self.redis is None:
+            return True
+        return await self.fenced_put(f"evt:{event_id}", owner, token, ("evtstate", event_id), state, EVENT_STATE_TTL)
 
     async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None:
         """The polling lease of a watch (:meth:`lease` ``watch:<id>``): True when ``owner`` holds it, False when

@@ -2,15 +2,21 @@
 and all are drained on shutdown (SIGTERM).
 
 Workflow watches run here too (they are cancelled first at shutdown: their state is in Redis and
-another replica carries them on). ``daemon`` tasks (the watch sweeper) never end by themselves:
-:meth:`TaskTracker.idle` does not wait for them and :meth:`TaskTracker.drain` cancels them at once."""
+another replica carries them on). A task spawned while a Slack request's work is current
+(:data:`bot.shedding.CURRENT`, set by the middleware) runs as part of that work (:meth:`bot.shedding.Work.run`:
+its event claim confirmed and renewed, its in-flight slot freed when the last of its tasks ends). ``daemon``
+tasks (the watch sweeper) never end by themselves: :meth:`TaskTracker.idle` does not wait for them and
+:meth:`TaskTracker.drain` cancels them at once."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Coroutine
 from typing import Any
+
+from bot import shedding
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +30,15 @@ class TaskTracker:
     def spawn(
         self, coro: Coroutine[Any, Any, Any], name: str | None = None, *, daemon: bool = False
     ) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, name=name)
+        work = shedding.current()
+        context = None
+        if work is not None and not daemon:
+            coro = work.run(coro)
+        elif shedding.CLAIM.get() is not None:
+            # spawned by a request's work (a watch's polling loop): it outlives the request, not its claim
+            context = contextvars.copy_context()
+            context.run(shedding.CLAIM.set, None)
+        task = asyncio.get_running_loop().create_task(coro, name=name, context=context)
         (self._daemons if daemon else self._tasks).add(task)
         task.add_done_callback(self._done)
         return task

@@ -321,57 +321,81 @@ def _query_from_list(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _osmo(reads: list[_Read], notes: _Notes) -> dict[str, Any]:
-    workflows: OrderedDict[str, dict[str, Any]] = OrderedDict()
-    alias: dict[str, str] = {}
-    quota: list[Any] = []
-    resources: list[Any] = []
-    quota_read = resources_read = False
+    """The snapshot's ``osmo`` section from the OSMO reads: ``{"workflows": [...]}``, with ``pool_quota`` and
+    ``resources`` when they were read (None when every such read failed)."""
+    found = _OsmoCapture(notes)
+    for read in reads:  # the workflow objects first: the other reads name them by ID or UUID
+        found.collect_workflow(read)
+    for read in reads:
+        found.collect_read(read)
+    return found.section()
 
-    def remember(query: dict[str, Any], asked: str | None = None) -> None:
+
+class _OsmoCapture:
+    """The OSMO section being collected: the workflow entries by name (and the IDs and UUIDs naming them), the
+    pool-quota and resources answers, and the per-task events of each workflow."""
+
+    def __init__(self, notes: _Notes) -> None:
+        self.notes = notes
+        self.workflows: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.alias: dict[str, str] = {}
+        self.quota: list[Any] = []
+        self.resources: list[Any] = []
+        self.quota_read = self.resources_read = False
+        self.events_by_task: dict[str, list[str]] = {}
+
+    def remember(self, query: dict[str, Any], asked: str | None = None) -> None:
+        """A workflow's ``query``, from a list entry or (``asked``: the ID asked) its own read."""
         name = str(query.get("name") or asked or "")
         if not name:
             return
-        entry = workflows.setdefault(name, {"query": query})
+        entry = self.workflows.setdefault(name, {"query": query})
         if asked is not None:
             entry["query"] = query  # GET /api/workflow/{id} wins over a list entry
         for key in (name, query.get("uuid"), asked):
             if key:
-                alias[str(key)] = name
+                self.alias[str(key)] = name
 
-    for read in reads:  # the workflow objects first: the other reads name them by ID or UUID
+    def collect_workflow(self, read: _Read) -> None:
+        """The workflow objects of a ``GET /api/workflow`` list or a ``GET /api/workflow/{id}``."""
         body = read.json()
         if read.path == "/api/workflow" and read.ok and isinstance(body, dict):
             for item in body.get("workflows") or []:
                 if isinstance(item, dict) and item.get("name"):
-                    if str(item["name"]) not in workflows:
-                        remember(_query_from_list(item))
+                    if str(item["name"]) not in self.workflows:
+                        self.remember(_query_from_list(item))
         elif (m := _OSMO_WF.match(read.path)) and read.ok and isinstance(body, dict):
-            remember(body, unquote(m["id"]))
-    events_by_task: dict[str, list[str]] = {}
-    for read in reads:
+            self.remember(body, unquote(m["id"]))
+
+    def collect_read(self, read: _Read) -> None:
+        """What any other read adds: the pool quota, the resources, or a part of the workflow it names."""
         path = read.path
         if path in ("/api/workflow",) or _OSMO_WF.match(path):
-            continue
+            return
         if path == "/api/pool_quota":
-            quota_read = True
+            self.quota_read = True
             if read.ok:
-                quota.append(read.json())
-            continue
+                self.quota.append(read.json())
+            return
         if path == "/api/resources":
-            resources_read = True
+            self.resources_read = True
             if read.ok:
-                resources.append(read.json())
-            continue
+                self.resources.append(read.json())
+            return
         m = _OSMO_SUB.match(path) or _OSMO_TASK.match(path)
         wid = unquote(m["id"]) if m else (read.param("workflow_id") if path == "/api/task" else None)
         if wid is None:
-            notes.add(f"GET {path} was read but has no place in a snapshot")
-            continue
-        entry = workflows.get(alias.get(wid, wid))
+            self.notes.add(f"GET {path} was read but has no place in a snapshot")
+            return
+        entry = self.workflows.get(self.alias.get(wid, wid))
         if entry is None:
-            notes.add(f"GET {path} was read for workflow {wid}, which itself could not be read")
-            continue
-        if path == "/api/task":
+            self.notes.add(f"GET {path} was read for workflow {wid}, which itself could not be read")
+            return
+        self.collect_workflow_part(read, m, wid, entry)
+
+    def collect_workflow_part(self, read: _Read, m: re.Match[str] | None, wid: str, entry: dict[str, Any]) -> None:
+        """A read of workflow ``wid``'s tasks, logs, events, spec or error logs, into its ``entry``."""
+        if read.path == "/api/task":
             body = read.json()
             if read.ok and isinstance(body, dict):
                 entry["tasks"] = [t for t in body.get("tasks") or [] if isinstance(t, dict)]
@@ -382,19 +406,12 @@ def _osmo(reads: list[_Read], notes: _Notes) -> dict[str, Any]:
                 tasks = [t for t in entry.setdefault("tasks", []) if t.get("task_name") != task]
                 entry["tasks"] = [*tasks, body]
         elif m is not None and m["sub"] == "logs":
-            task_name = read.param("task_name")
-            if task_name:
-                if read.ok:
-                    entry.setdefault("task_logs", {})[task_name] = read.text()
-            else:
-                entry["logs"] = read.text() if read.ok else None
-            if read.ok and not read.rec.complete and not _alive(entry):
-                notes.add(f"the logs of {wid} were cut by the client while captured; the snapshot holds what was read")
+            self.collect_logs(read, wid, entry)
         elif m is not None and m["sub"] == "events":
             task_name = read.param("task_name")
             if task_name:
                 if read.ok:
-                    events_by_task.setdefault(alias.get(wid, wid), []).append(read.text())
+                    self.events_by_task.setdefault(self.alias.get(wid, wid), []).append(read.text())
             else:
                 entry["events"] = read.text() if read.ok else None
         elif m is not None and m["sub"] == "spec":
@@ -404,16 +421,30 @@ def _osmo(reads: list[_Read], notes: _Notes) -> dict[str, Any]:
             task_name = read.param("task_name") or ""
             if read.ok:
                 entry.setdefault("error_logs", {})[task_name] = read.text()
-    for name, texts in events_by_task.items():
-        entry = workflows[name]
-        if "events" not in entry:
-            entry["events"] = "".join(t if t.endswith("\n") or not t else t + "\n" for t in _unique(texts))
-    out: dict[str, Any] = {"workflows": list(workflows.values())}
-    if quota_read:
-        out["pool_quota"] = _merge_quota(quota) if quota else None
-    if resources_read:
-        out["resources"] = _merge_resources(resources) if resources else None
-    return out
+
+    def collect_logs(self, read: _Read, wid: str, entry: dict[str, Any]) -> None:
+        """A workflow's log (or one task's, into ``task_logs``)."""
+        task_name = read.param("task_name")
+        if task_name:
+            if read.ok:
+                entry.setdefault("task_logs", {})[task_name] = read.text()
+        else:
+            entry["logs"] = read.text() if read.ok else None
+        if read.ok and not read.rec.complete and not _alive(entry):
+            self.notes.add(f"the logs of {wid} were cut by the client while captured; the snapshot holds what was read")
+
+    def section(self) -> dict[str, Any]:
+        """The ``osmo`` section: a workflow read only task by task gets those tasks' events as its own."""
+        for name, texts in self.events_by_task.items():
+            entry = self.workflows[name]
+            if "events" not in entry:
+                entry["events"] = "".join(t if t.endswith("\n") or not t else t + "\n" for t in _unique(texts))
+        out: dict[str, Any] = {"workflows": list(self.workflows.values())}
+        if self.quota_read:
+            out["pool_quota"] = _merge_quota(self.quota) if self.quota else None
+        if self.resources_read:
+            out["resources"] = _merge_resources(self.resources) if self.resources else None
+        return out
 
 
 def _alive(entry: dict[str, Any]) -> bool:

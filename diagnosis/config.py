@@ -7,7 +7,8 @@ console, e.g. ``https://acme.run.ai/workloads/{workload_id}``; without it only t
 a kubeconfig context or file: one Kubernetes API per cluster; optional), ``WD_IN_CLUSTER_ID`` (the one cluster
 that in-cluster config serves; optional), ``OSMO_URL``, ``OSMO_TOKEN``,
 ``WD_REQUEST_TIMEOUT`` (seconds per request, default 10), ``WD_DEADLINE`` (seconds per
-diagnosis, default 60).
+diagnosis, default 60), ``WD_MAX_BODY_BYTES`` (the most bytes of one response or request body read, default
+16 MiB: :func:`max_body_bytes`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,42 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+#: ``WD_MAX_BODY_BYTES`` unset: the most bytes of one body any reader takes (Run:ai, OSMO and Kubernetes answers,
+#: Slack requests and Web API answers). Real answers are far smaller (a 500-item page is a few MiB); the cap is
+#: what keeps a server that never stops sending from costing the process its memory (issue 15 §1).
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+#: The smallest cap accepted: below it even a token reply or an error message could not be read.
+MIN_MAX_BODY_BYTES = 1024
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError as exc:
+        raise ConfigError(f"{name} must be a whole number of bytes, not {raw!r}") from exc
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}")
+    return value
+
+
+def max_body_bytes(env: Mapping[str, str] | None = None) -> int:
+    """``WD_MAX_BODY_BYTES`` of ``env`` (``os.environ`` by default), in bytes: every body read (HTTP clients in
+    :mod:`diagnosis.http`, Tier 2 in :mod:`diagnosis.k8s`, the Slack HTTP mode) stops there with a named gap.
+    Raises :class:`ConfigError` for a value that is not a whole number of at least :data:`MIN_MAX_BODY_BYTES`."""
+    env = os.environ if env is None else env
+    return _int(env, "WD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, MIN_MAX_BODY_BYTES)
+
+
+def body_seconds(env: Mapping[str, str] | None = None) -> float:
+    """The wall-clock seconds one Run:ai or OSMO body may take to arrive after its headers: ``WD_DEADLINE``
+    (the diagnosis deadline; a diagnosis waits no longer for anything). Raises :class:`ConfigError`."""
+    env = os.environ if env is None else env
+    return _float(env, "WD_DEADLINE", 60.0)
+
+
 @dataclass(frozen=True)
 class RunaiConfig:
     """Run:ai control plane: base URL (no trailing slash), service-account credentials, timeouts in seconds."""
@@ -62,6 +99,7 @@ class RunaiConfig:
         base = env["RUNAI_BASE_URL"].rstrip("/")
         if not base.startswith(("http://", "https://")):
             raise ConfigError(f"RUNAI_BASE_URL must start with http:// or https://, not {base!r}")
+        max_body_bytes(env)  # a malformed cap fails here, with one line, before any request
         return cls(
             base_url=base,
             client_id=env["RUNAI_CLIENT_ID"],
@@ -263,6 +301,7 @@ class OsmoConfig:
         url = env["OSMO_URL"].rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"OSMO_URL must start with http:// or https://, not {url!r}")
+        max_body_bytes(env)
         return cls(
             url=url,
             token=env["OSMO_TOKEN"],
@@ -312,6 +351,16 @@ def _core_env() -> Any:
         )
         WD_REQUEST_TIMEOUT: float = Field(10.0, description="Seconds per HTTP request to Run:ai or OSMO.")
         WD_DEADLINE: float = Field(60.0, description="Seconds per diagnosis.")
+        WD_MAX_BODY_BYTES: int = Field(
+            DEFAULT_MAX_BODY_BYTES,
+            description="Most bytes of one body read (Run:ai, OSMO, Kubernetes, Slack); a longer one is cut and "
+            "named as a gap (Slack: HTTP 413).",
+        )
+
+        @field_validator("WD_MAX_BODY_BYTES", mode="before")
+        @classmethod
+        def _bytes(cls, value: Any) -> int:
+            return max_body_bytes({"WD_MAX_BODY_BYTES": value})
 
         @field_validator("WD_REQUEST_TIMEOUT", "WD_DEADLINE", mode="before")
         @classmethod

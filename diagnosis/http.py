@@ -11,7 +11,13 @@
    status, seconds, attempt) for evidence citations, benchmarks and tests;
 4. an optional **response recorder** (off by default): inside :func:`recording`, every GET's final
    response (status of each attempt, query, body as the client read it) is kept as a
-   :class:`RecordedResponse` (``workload-doctor capture`` turns them into a snapshot).
+   :class:`RecordedResponse` (``workload-doctor capture`` turns them into a snapshot);
+5. a **bounded body** (issue 15 §1): every body is read as a stream of at most ``max_body_bytes`` bytes
+   (``WD_MAX_BODY_BYTES``, counted after gzip/deflate decoding, so a compressed bomb is cut too) and
+   ``body_seconds`` of wall clock after its headers (``WD_DEADLINE``); past either, reading stops, the
+   connection is dropped and the read raises :class:`BodyTooLargeError` / :class:`BodyTooSlowError` (a
+   :class:`diagnosis.errors.BodyCut` and an ``httpx.ReadError``), which every caller already turns into a
+   named gap. A ``Content-Length`` above the cap is refused before a byte of the body is read.
 
 The clients then read like the API reference: one method per endpoint, no retry loops.
 
@@ -32,6 +38,7 @@ import logging
 import ssl
 import time
 import weakref
+import zlib
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -48,7 +55,10 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from diagnosis import metrics
+from diagnosis import errors, metrics
+from diagnosis.config import DEFAULT_MAX_BODY_BYTES
+from diagnosis.config import body_seconds as env_body_seconds
+from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.redact import sanitize
 
 log = logging.getLogger(__name__)
@@ -68,6 +78,122 @@ RETRYABLE_ERRORS: tuple[type[Exception], ...] = (
 
 class ReadOnlyViolation(RuntimeError):
     """Raised before sending any request that could mutate state (non-GET, or POST off the token paths)."""
+
+
+class BodyTooLargeError(errors.BodyTooLarge, httpx.ReadError):
+    """A body longer than the cap (:class:`diagnosis.errors.BodyTooLarge`); an ``httpx.ReadError`` too, so code
+    that handles a broken read (OSMO's streams, Run:ai's "did not answer") handles the cut the same way."""
+
+    def __init__(self, request: httpx.Request, status: int, limit: int, received: int) -> None:
+        errors.BodyTooLarge.__init__(self, status, request.url.path, limit, received)
+        self._request = request  # what httpx.RequestError.__init__ would set (``exc.request``)
+
+
+class BodyTooSlowError(errors.BodyTooSlow, httpx.ReadError):
+    """A body still arriving at its wall-clock deadline (:class:`diagnosis.errors.BodyTooSlow`; an
+    ``httpx.ReadError`` too)."""
+
+    def __init__(self, request: httpx.Request, status: int, seconds: float, received: int) -> None:
+        errors.BodyTooSlow.__init__(self, status, request.url.path, seconds, received)
+        self._request = request
+
+
+#: Content encodings the bounded body decodes itself (zlib), so its cap counts the bytes the client will hold.
+_ZLIB_ENCODINGS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+
+
+class _BoundedBody(httpx.AsyncByteStream):
+    """The body of one answer, read at most ``limit`` bytes and ``seconds`` of wall clock after its headers.
+
+    ``encoding`` (gzip or deflate) is decoded here, chunk by chunk with zlib's ``max_length``, so ``limit``
+    bounds the decoded bytes and no chunk can expand past it; the caller's response then carries no
+    ``Content-Encoding``. Raises :class:`BodyTooLargeError` or :class:`BodyTooSlowError` from the
+    iteration; closing it closes the connection's stream (an unfinished body is never reused)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        request: httpx.Request,
+        status: int,
+        limit: int,
+        seconds: float,
+        declared: int | None = None,
+        encoding: str = "",
+    ) -> None:
+        self.inner = inner
+        self.request = request
+        self.status = status
+        self.limit = limit
+        self.seconds = seconds
+        self.declared = declared
+        self.wbits = _ZLIB_ENCODINGS.get(encoding)
+
+    def _too_large(self, received: int) -> BodyTooLargeError:
+        return BodyTooLargeError(self.request, self.status, self.limit, received)
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self.declared is not None and self.declared > self.limit:
+            raise self._too_large(0)  # refused on its Content-Length: not one byte of it is read
+        received = 0
+        end = time.monotonic() + self.seconds
+        decoder = zlib.decompressobj(self.wbits) if self.wbits is not None else None
+        chunks = self.inner.__aiter__()
+        while True:
+            try:
+                # the wall clock bounds the whole body: a server trickling a byte per read timeout never ends it
+                async with asyncio.timeout(end - time.monotonic()):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise BodyTooSlowError(self.request, self.status, self.seconds, received) from None
+            if decoder is not None:
+                chunk = self._inflate(decoder, chunk, received)
+            received += len(chunk)
+            if received > self.limit:
+                raise self._too_large(received)
+            if chunk:
+                yield chunk
+        if decoder is not None:
+            tail = decoder.flush()
+            if received + len(tail) > self.limit:
+                raise self._too_large(received + len(tail))
+            if tail:
+                yield tail
+
+    def _inflate(self, decoder: Any, chunk: bytes, received: int) -> bytes:
+        room = self.limit - received
+        try:
+            out: bytes = decoder.decompress(chunk, room + 1)
+        except zlib.error as exc:
+            if self.wbits == zlib.MAX_WBITS and received == 0:
+                # "deflate" sent raw (no zlib header), as some servers do: httpx accepts both, and so does this
+                self.wbits = -zlib.MAX_WBITS
+                return self._inflate(zlib.decompressobj(self.wbits), chunk, received)
+            raise httpx.DecodingError(f"{type(exc).__name__}: {exc}", request=self.request) from exc
+        if len(out) > room:
+            raise self._too_large(received + len(out))
+        return out
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def bound_body(response: httpx.Response, request: httpx.Request, limit: int, seconds: float) -> httpx.Response:
+    """Put ``response``'s body behind :class:`_BoundedBody` (``limit`` bytes, ``seconds`` wall clock) and return
+    it. A gzip/deflate body is decoded by the bound, so its ``Content-Encoding`` is removed."""
+    declared: int | None = None
+    raw_length = response.headers.get("content-length")
+    if raw_length is not None and raw_length.strip().isdigit():
+        declared = int(raw_length.strip())
+    encoding = response.headers.get("content-encoding", "").strip().lower()
+    if encoding in _ZLIB_ENCODINGS:
+        del response.headers["content-encoding"]
+        response.headers.pop("content-length", None)  # the decoded length differs
+    else:
+        encoding = ""
+    response.stream = _BoundedBody(response.stream, request, response.status_code, limit, seconds, declared, encoding)
+    return response
 
 
 @dataclass(frozen=True)
@@ -244,6 +370,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
     allowed_post_paths: frozenset[str] = frozenset()
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     records: deque[RequestRecord] = field(default_factory=lambda: deque(maxlen=2000))
+    #: the most bytes of one body (decoded), and the wall-clock seconds it may take after its headers
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_seconds: float = 60.0
 
     def check(self, request: httpx.Request) -> None:
         """Raise :class:`ReadOnlyViolation` unless ``request`` is a read (or a token POST)."""
@@ -284,8 +413,12 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 raise
             self._record(request, response.status_code, time.perf_counter() - t0, attempt, started, None)
             statuses.append(response.status_code)
+            bound_body(response, request, self.max_body_bytes, self.body_seconds)
             if response.status_code in RETRY_STATUSES and attempt < self.retry.limit_for(response.status_code):
-                await response.aread()
+                # drained before the next attempt (the connection goes back to the pool) within the same bound;
+                # a cut error body only means this connection is dropped instead
+                with contextlib.suppress(errors.BodyCut, httpx.HTTPError):
+                    await response.aread()
                 await response.aclose()
             return response
 
@@ -428,16 +561,24 @@ def make_client(
     retry: RetryPolicy | None = None,
     inner: httpx.AsyncBaseTransport | None = None,
     headers: dict[str, str] | None = None,
+    max_body_bytes: int | None = None,
+    body_seconds: float | None = None,
 ) -> tuple[httpx.AsyncClient, GuardedTransport]:
     """An ``httpx.AsyncClient`` on ``base_url`` whose every request goes through a :class:`GuardedTransport`.
 
-    ``timeout`` is the per-request timeout in seconds. Returns the client and its transport
-    (whose ``records`` list is the request log).
+    ``timeout`` is the per-request timeout in seconds (connect, and each read of the socket);
+    ``max_body_bytes`` the most bytes of one body (default ``WD_MAX_BODY_BYTES``), ``body_seconds`` the
+    wall-clock seconds one body may take after its headers (default ``WD_DEADLINE``): both are read from the
+    process environment when not given, and a malformed value raises
+    :class:`~diagnosis.config.ConfigError`. Returns the client and its transport (whose ``records`` list is
+    the request log).
     """
     transport = GuardedTransport(
         inner=inner or _inner_transport(),
         allowed_post_paths=frozenset(allowed_post_paths),
         retry=retry or RetryPolicy(),
+        max_body_bytes=max_body_bytes if max_body_bytes is not None else env_max_body_bytes(),
+        body_seconds=body_seconds if body_seconds is not None else env_body_seconds(),
     )
     client = httpx.AsyncClient(
         base_url=base_url,

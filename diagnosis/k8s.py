@@ -7,15 +7,24 @@ The blocking client runs in worker threads so independent reads go in parallel.
 Read-only is enforced where the installed ``kubernetes`` package really sends (see
 :class:`ReadOnlyApiClient`): any method but GET raises :class:`ReadOnlyViolation` before a byte is sent.
 Retries (GET only, on 429/5xx) are urllib3's, configured here.
+
+Every body is bounded where it is read (:func:`read_bounded`, issue 15 §1): at most ``WD_MAX_BODY_BYTES`` bytes
+and the request's read timeout of wall clock, whatever the server sends (one that ignores ``limitBytes`` and
+streams a log forever, or sends headers and then nothing). Past either, the connection is closed and the read
+raises :class:`~diagnosis.errors.BodyTooLarge` / :class:`~diagnosis.errors.BodyTooSlow`: that one read becomes a
+gap, its worker thread is free again, and the process can exit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import json
 import os
 import re
+import socket
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -30,8 +39,10 @@ from kubernetes import config as k8s_config
 from kubernetes.client import rest as k8s_rest
 from kubernetes.client.rest import ApiException
 
-from diagnosis import metrics
+from diagnosis import errors, metrics
 from diagnosis.config import KubeConfig
+from diagnosis.config import max_body_bytes as env_max_body_bytes
+from diagnosis.fetched import Call, Fetched, describe_error
 from diagnosis.http import RECORDER, ReadOnlyViolation, RecordedResponse
 from diagnosis.units import parse_time
 
@@ -39,6 +50,10 @@ T = TypeVar("T")
 LOG_TAIL_LINES = 200
 LOG_LIMIT_BYTES = 64 * 1024
 REQUEST_TIMEOUT = (5.0, 15.0)
+#: Wall-clock seconds one body may take after its headers when the request names no read timeout.
+BODY_SECONDS = 15.0
+#: Bytes asked of the socket per read while a body is read (the cap is checked between reads).
+_READ_CHUNK = 64 * 1024
 
 
 #: Blocking Kubernetes reads run here: enough workers that concurrent diagnoses (4-6 reads each) do not
@@ -94,17 +109,119 @@ class ReadOnlyGuard:
             raise ReadOnlyViolation(f"read-only: refusing {verb} {path} (acts on the workload)")
 
 
+def _socket_of(response: urllib3.HTTPResponse) -> socket.socket | None:
+    """The socket ``response`` is read from (None once released, or for a response not read from a socket)."""
+    connection = response.connection
+    sock = getattr(connection, "sock", None) if connection is not None else None
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def read_bounded(
+    response: urllib3.HTTPResponse, path: str, *, limit: int, seconds: float, read_timeout: float | None = None
+) -> bytes:
+    """The whole (decoded) body of ``response`` (a urllib3 response opened with ``preload_content=False``), read
+    in chunks: at most ``limit`` bytes and ``seconds`` of wall clock from now.
+
+    Each socket read waits at most the time left (and at most ``read_timeout`` seconds, the request's own), so a
+    server that sends nothing cannot hold the thread past ``seconds``. A body read to its end gives its
+    connection back to the pool; a cut one closes it (unread bytes must never reach the next request).
+    Raises :class:`~diagnosis.errors.BodyTooLarge` (more than ``limit`` bytes, or a ``Content-Length`` above it:
+    then nothing is read), :class:`~diagnosis.errors.BodyTooSlow` (the wall clock), or what urllib3 raises for a
+    broken read."""
+    status = int(response.status or 0)
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared.strip()) > limit:
+        response.close()
+        raise errors.BodyTooLarge(status, path, limit, 0)
+    end = time.monotonic() + seconds
+    sock = _socket_of(response)
+    chunks: list[bytes] = []
+    received = 0
+    done = False
+    try:
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise errors.BodyTooSlow(status, path, seconds, received)
+            if sock is not None:
+                # why: the socket timeout is what bounds a blocked read; the request's read timeout bounds only
+                # each read, so without this a trickle (or silence) would hold this thread for that long again
+                sock.settimeout(min(left, read_timeout) if read_timeout else left)
+            try:
+                # read1: one read of the socket per call, so the wall clock is checked between reads (read(n)
+                # waits for n bytes, and a trickle would hold it far past the deadline)
+                chunk = response.read1(_READ_CHUNK, decode_content=True)
+            except (urllib3.exceptions.ReadTimeoutError, TimeoutError):
+                if time.monotonic() >= end - 0.01:
+                    raise errors.BodyTooSlow(status, path, seconds, received) from None
+                raise
+            if not chunk:
+                done = True
+                break
+            received += len(chunk)
+            if received > limit:
+                raise errors.BodyTooLarge(status, path, limit, received)
+            chunks.append(chunk)
+    finally:
+        if done:
+            response.release_conn()
+        else:
+            response.close()
+    return b"".join(chunks)
+
+
+def _preloaded(response: urllib3.HTTPResponse, data: bytes, method: str, url: str) -> urllib3.HTTPResponse:
+    """A urllib3 response holding ``data`` (already decoded) with ``response``'s status and headers: what the
+    ``kubernetes`` package and its callers read (``.data``, ``.status``, ``getheaders()``) as before."""
+    headers = urllib3.HTTPHeaderDict(response.headers)
+    for name in ("content-encoding", "content-length", "transfer-encoding"):
+        headers.discard(name)
+    return urllib3.HTTPResponse(
+        body=io.BytesIO(data),
+        headers=headers,
+        status=response.status,
+        reason=response.reason,
+        preload_content=False,
+        decode_content=False,
+        request_method=method,
+        request_url=url,
+    )
+
+
+def _read_timeout(timeout: Any) -> float | None:
+    """The read timeout, seconds, of a ``_request_timeout`` (a number is the total; a pair is (connect, read))."""
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool):
+        return float(timeout)
+    if isinstance(timeout, tuple) and len(timeout) == 2 and isinstance(timeout[1], int | float):
+        return float(timeout[1])
+    return None
+
+
 class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
     """The package's REST client with the guard in front of it and in front of its urllib3 pool.
 
     ``RESTClientObject.request`` is where every generated API method ends (``call_api`` calls it in the
     37.x client; ``ApiClient.request`` called it in the older generator), and ``pool_manager.urlopen`` is
     where urllib3 sends (``request``, redirects and retries all go through it). Both check first.
+
+    Every body is read here, bounded (:func:`read_bounded`: ``max_body_bytes`` bytes; the request's read
+    timeout, else ``body_seconds``, of wall clock), before the package or a caller sees the response, so
+    ``_preload_content=False`` callers get a body already in memory and error bodies are bounded too.
     """
 
-    def __init__(self, configuration: Any, guard: ReadOnlyGuard, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        configuration: Any,
+        guard: ReadOnlyGuard,
+        *args: Any,
+        max_body_bytes: int | None = None,
+        body_seconds: float = BODY_SECONDS,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(configuration, *args, **kwargs)
         self.guard = guard
+        self.max_body_bytes = max_body_bytes if max_body_bytes is not None else env_max_body_bytes()
+        self.body_seconds = body_seconds
         pool = self.pool_manager
         urlopen = pool.urlopen
 
@@ -119,6 +236,12 @@ class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
         path = self.guard.path(url)
         try:
             response = super().request(method, url, *args, **kwargs)
+            raw = getattr(response, "response", None)
+            if isinstance(raw, urllib3.HTTPResponse):
+                read_timeout = _read_timeout(kwargs.get("_request_timeout"))
+                seconds = read_timeout or self.body_seconds
+                data = read_bounded(raw, path, limit=self.max_body_bytes, seconds=seconds, read_timeout=read_timeout)
+                response.response = _preloaded(raw, data, method, url)
         except ApiException as exc:
             metrics.request("kubernetes", method, path, exc.status or "error")
             raise
@@ -145,12 +268,18 @@ class ReadOnlyApiClient(k8s_client.ApiClient):
     _SEALED = frozenset({"rest_client", "call_api", "request"})
 
     def __init__(
-        self, configuration: Any = None, *args: Any, allow: Iterable[tuple[str, str]] = (), **kwargs: Any
+        self,
+        configuration: Any = None,
+        *args: Any,
+        allow: Iterable[tuple[str, str]] = (),
+        max_body_bytes: int | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(configuration, *args, **kwargs)
         self.guard = ReadOnlyGuard(self.configuration.host, allow)
         unguarded = self.rest_client
-        self.rest_client = _ReadOnlyRESTClient(self.configuration, self.guard)
+        # ``max_body_bytes`` None: ``WD_MAX_BODY_BYTES`` (see :func:`read_bounded`)
+        self.rest_client = _ReadOnlyRESTClient(self.configuration, self.guard, max_body_bytes=max_body_bytes)
         unguarded.pool_manager.clear()  # never used: it has sent nothing and holds no connection
         object.__setattr__(self, "_sealed", True)
 
@@ -189,17 +318,63 @@ def build_api_client(config: KubeConfig, allow: Iterable[tuple[str, str]] = ()) 
     return ReadOnlyApiClient(configuration=build_configuration(config), allow=allow)
 
 
-@dataclass
-class Tier2Failure:
-    """A Tier 2 read that failed: ``what`` (e.g. "previous logs of container x") and ``why`` ("HTTP 403")."""
+class KubeCalls:
+    """The Tier 2 reads by name (issue 10 §2): each :class:`~diagnosis.fetched.Call` carries the gap's ``label``,
+    the REST path and the ``kubectl`` command a person can rerun, which the evidence cites (``call.source``)."""
 
-    what: str
-    why: str
+    @staticmethod
+    def pod(namespace: str, name: str) -> Call:
+        return Call(
+            label=f"pod {namespace}/{name}",
+            path=f"/api/v1/namespaces/{namespace}/pods/{name}",
+            system="kubernetes",
+            command=f"kubectl describe pod {name} -n {namespace}",
+        )
+
+    @staticmethod
+    def pod_events(namespace: str, name: str) -> Call:
+        return Call(
+            label=f"events of pod {name}",
+            path=f"/api/v1/namespaces/{namespace}/events?fieldSelector=involvedObject.name={name}",
+            system="kubernetes",
+            command=f"kubectl get events -n {namespace} --field-selector involvedObject.name={name}",
+        )
+
+    @staticmethod
+    def log(namespace: str, name: str, container: str, previous: bool) -> Call:
+        flag = " --previous" if previous else ""
+        return Call(
+            label=f"logs of container {container}",
+            path=f"/api/v1/namespaces/{namespace}/pods/{name}/log?container={container}&previous={str(previous).lower()}",
+            system="kubernetes",
+            command=f"kubectl logs {name} -n {namespace} -c {container}{flag}",
+        )
+
+    @staticmethod
+    def node(name: str | None) -> Call:
+        return Call(
+            label=f"node {name}",
+            path=f"/api/v1/nodes/{name}",
+            system="kubernetes",
+            command=f"kubectl describe node {name}",
+        )
+
+    @staticmethod
+    def node_events(name: str | None) -> Call:
+        selector = f"involvedObject.kind=Node,involvedObject.name={name}"
+        return Call(
+            label=f"events of node {name}",
+            path=f"/api/v1/events?fieldSelector={selector}",
+            system="kubernetes",
+            command=f"kubectl get events -A --field-selector {selector}",
+        )
 
 
 @dataclass
 class Tier2Evidence:
-    """What Tier 2 returned for one pod. ``logs`` maps (container, previous) to text (UTF-8, lossy)."""
+    """What Tier 2 returned for one pod. ``logs`` maps (container, previous) to text (UTF-8, lossy);
+    ``failures`` are the reads that failed, as :class:`~diagnosis.fetched.Fetched` results without a value
+    (``what`` the gap's subject, ``why`` from :func:`describe_tier2_error`)."""
 
     namespace: str
     pod_name: str
@@ -208,18 +383,41 @@ class Tier2Evidence:
     logs: dict[tuple[str, bool], str] = field(default_factory=dict)
     node: dict[str, Any] | None = None
     node_events: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[Tier2Failure] = field(default_factory=list)
+    failures: list[Fetched[Any]] = field(default_factory=list)
+
+    def failed(self, call: Call, exc: BaseException) -> None:
+        """Record that ``call`` failed with ``exc`` (the gap "what" is the call's label)."""
+        self.failures.append(Fetched(call, why=describe_tier2_error(exc)))
 
 
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, ApiException):
-        reason = ""
-        try:
-            reason = json.loads(exc.body or "{}").get("message", "")
-        except (ValueError, AttributeError):
-            reason = str(exc.reason or "")
-        return f"HTTP {exc.status}" + (f" ({reason[:160]})" if reason else "")
-    return f"{type(exc).__name__}: {str(exc)[:160]}"
+class KubeApiError(errors.ApiError):
+    """A Kubernetes API error answer (``kubernetes.client.ApiException``) in the shared vocabulary. The gap names
+    the status and the server's message as ``kubectl`` would: urllib3 retries 429/5xx before it is raised, but
+    Tier 2 gaps have always said the status alone, so ``retried`` is False."""
+
+    @property
+    def retried(self) -> bool:
+        return False
+
+
+def as_shared_error(exc: BaseException) -> BaseException:
+    """``exc`` in the shared vocabulary of :mod:`diagnosis.errors`: an ``ApiException`` becomes a
+    :class:`KubeApiError` (its message from the JSON body, else the reason, cut at 160 characters); any other
+    error is returned as it is."""
+    if not isinstance(exc, ApiException):
+        return exc
+    reason = ""
+    try:
+        reason = json.loads(exc.body or "{}").get("message", "")
+    except (ValueError, AttributeError):
+        reason = str(exc.reason or "")
+    return KubeApiError(int(exc.status or 0), "", str(reason or "")[:160])
+
+
+def describe_tier2_error(exc: BaseException) -> str:
+    """The ``why`` of a failed Tier 2 read: :func:`diagnosis.fetched.describe_error` of
+    :func:`as_shared_error` (``"HTTP 403 (pods is forbidden: …)"``; other errors by type and message)."""
+    return describe_error(as_shared_error(exc))
 
 
 async def _recorded(path: str, query: list[tuple[str, str]], read: Any) -> Any:
@@ -243,8 +441,17 @@ async def _recorded(path: str, query: list[tuple[str, str]], read: Any) -> Any:
     return result
 
 
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, for a person: ``a string``, ``a list``, ``a number``, ``null``."""
+    if value is None:
+        return "null"
+    kinds = {str: "a string", list: "a list", int: "a number", float: "a number", bool: "a boolean"}
+    return kinds.get(type(value), type(value).__name__)
+
+
 class Tier2Source:
-    """Read-only Kubernetes reads for one diagnosis. Raises nothing: failures become :class:`Tier2Failure`."""
+    """Read-only Kubernetes reads for one diagnosis. Raises nothing (but a read-only violation): a failed read
+    becomes one of :attr:`Tier2Evidence.failures`."""
 
     def __init__(self, config: KubeConfig) -> None:
         self.api_client = build_api_client(config)
@@ -258,12 +465,15 @@ class Tier2Source:
         return json.loads(response.data)
 
     async def read_pod(self, namespace: str, name: str) -> dict[str, Any]:
-        """``GET /api/v1/namespaces/{ns}/pods/{name}`` as a dict."""
-        return await _recorded(
-            f"/api/v1/namespaces/{namespace}/pods/{name}",
-            [],
-            in_thread(self._json, self.core.read_namespaced_pod, name, namespace),
-        )
+        """``GET /api/v1/namespaces/{ns}/pods/{name}`` as a dict; a pod that is not an object, or whose ``status``
+        is not one, is a :class:`diagnosis.errors.BadResponse` naming it (issue 15 §5: a named gap, not a crash)."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        pod = await _recorded(path, [], in_thread(self._json, self.core.read_namespaced_pod, name, namespace))
+        if not isinstance(pod, dict):
+            raise errors.BadResponse(200, path, f"the pod is {_json_kind(pod)}, not an object")
+        if not isinstance(pod.get("status"), dict | None):
+            raise errors.BadResponse(200, path, f"the pod's status is {_json_kind(pod['status'])}, not an object")
+        return pod
 
     async def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events whose ``involvedObject.name`` is the pod."""
@@ -316,11 +526,11 @@ class Tier2Source:
         """Read node ``name`` and its events into ``evidence``, concurrently (a failure is recorded there, never
         raised)."""
         node, events = await asyncio.gather(self.read_node(name), self.node_events(name), return_exceptions=True)
-        for what, result in ((f"node {name}", node), (f"events of node {name}", events)):
+        for call, result in ((KubeCalls.node(name), node), (KubeCalls.node_events(name), events)):
             if isinstance(result, ReadOnlyViolation):
                 raise result
             if isinstance(result, BaseException):
-                evidence.failures.append(Tier2Failure(what, _why(result)))
+                evidence.failed(call, result)
         if isinstance(node, dict):
             evidence.node = node
         if isinstance(events, list):
@@ -339,36 +549,36 @@ class Tier2Source:
         """
         out = Tier2Evidence(namespace=namespace, pod_name=pod_name)
 
-        async def guarded(what: str, coro: Any) -> Any:
+        async def guarded(call: Call, coro: Any) -> Any:
             try:
                 return await coro
             except ReadOnlyViolation:
                 raise
             except Exception as exc:
-                out.failures.append(Tier2Failure(what, _why(exc)))
+                out.failed(call, exc)
                 return None
 
         async def logs_for(names: list[str]) -> None:
             pairs = [(c, prev) for c in names for prev in (True, False)]
             texts = await asyncio.gather(*(self._log_or_none(namespace, pod_name, c, prev) for c, prev in pairs))
-            failed: dict[str, str] = {}
+            failed: dict[str, tuple[Call, str]] = {}
             for (c, prev), text in zip(pairs, texts, strict=True):
                 if isinstance(text, str):
                     out.logs[(c, prev)] = text
                 else:
-                    failed[c] = text[1]
-            for c, why in failed.items():
+                    failed[c] = (KubeCalls.log(namespace, pod_name, c, prev), text[1])
+            for c, (call, why) in failed.items():
                 if (c, True) not in out.logs and (c, False) not in out.logs:
-                    out.failures.append(Tier2Failure(f"logs of container {c}", why))
+                    out.failures.append(Fetched(call, why=why))
 
         tasks: list[Any] = [
-            guarded(f"pod {namespace}/{pod_name}", self.read_pod(namespace, pod_name)),
-            guarded(f"events of pod {pod_name}", self.pod_events(namespace, pod_name)),
+            guarded(KubeCalls.pod(namespace, pod_name), self.read_pod(namespace, pod_name)),
+            guarded(KubeCalls.pod_events(namespace, pod_name), self.pod_events(namespace, pod_name)),
             logs_for(containers),
         ]
         if node_name:
-            tasks.append(guarded(f"node {node_name}", self.read_node(node_name)))
-            tasks.append(guarded(f"events of node {node_name}", self.node_events(node_name)))
+            tasks.append(guarded(KubeCalls.node(node_name), self.read_node(node_name)))
+            tasks.append(guarded(KubeCalls.node_events(node_name), self.node_events(node_name)))
         results = await asyncio.gather(*tasks)
         out.pod, events = results[0], results[1]
         out.events = events or []
@@ -394,7 +604,7 @@ class Tier2Source:
         except ReadOnlyViolation:
             raise
         except Exception as exc:
-            return (None, _why(exc))
+            return (None, describe_tier2_error(exc))
 
 
 _SourceKey = tuple[str | None, float, bool, str | None]

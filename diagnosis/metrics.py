@@ -56,6 +56,45 @@ SLACK_RATE_LIMITED = Counter(
 REDIS_ERRORS = Counter(
     PREFIX + "redis_errors", "Failed Redis operations, by operation", ["operation"], registry=REGISTRY
 )
+EVENT_CLAIMS = Counter(
+    PREFIX + "event_claims",
+    "Slack event claims, by outcome (new, takeover: a redelivery after its holder's lease expired, duplicate, "
+    "held: another replica is answering it, memory: Redis unavailable)",
+    ["outcome"],
+    registry=REGISTRY,
+)
+DEDUP_FALLBACKS = Counter(
+    PREFIX + "dedup_fallbacks",
+    "Requests acked without waiting for Redis, by reason (slow: over WD_ACK_REDIS_BUDGET, unavailable); the event "
+    "claim still catches a duplicate once Redis answers",
+    ["reason"],
+    registry=REGISTRY,
+)
+IN_FLIGHT = Gauge(PREFIX + "in_flight", "Diagnosis requests this replica is working on", registry=REGISTRY)
+SHED = Counter(
+    PREFIX + "shed_requests",
+    "Requests answered 'busy' (WD_MAX_IN_FLIGHT reached), by kind",
+    ["kind"],
+    registry=REGISTRY,
+)
+SLACK_RETRIES = Counter(
+    PREFIX + "slack_retries",
+    "Slack Web API calls retried by the bot after a 5xx, a non-JSON body or a connection error, by method",
+    ["method"],
+    registry=REGISTRY,
+)
+SLACK_FALLBACKS = Counter(
+    PREFIX + "slack_fallbacks",
+    "Answers delivered another way after a Slack call failed (update_to_post, post_to_response_url)",
+    ["kind"],
+    registry=REGISTRY,
+)
+ANSWERS_LOST = Counter(
+    PREFIX + "answers_lost",
+    "Answers that could not be delivered by any path (logged with the error), by method tried last",
+    ["method"],
+    registry=REGISTRY,
+)
 ACTIVE_WATCHES = Gauge(PREFIX + "active_watches", "OSMO watches this replica is polling", registry=REGISTRY)
 DIGEST_RUNS = Counter(PREFIX + "digest_runs", "Scheduled digest slots run, by outcome", ["outcome"], registry=REGISTRY)
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from diagnosis.report import Outcome, Report, recurrence_phrase, source_label
+from diagnosis.report import (
+    Identity,
+    OsmoIdentity,
+    Outcome,
+    Report,
+    RunaiIdentity,
+    recurrence_phrase,
+    source_label,
+)
 
 _OUTCOME_TITLES: dict[Outcome, str] = {
     Outcome.DIAGNOSED: "DIAGNOSED",
@@ -48,38 +56,44 @@ def verdict_title(report: Report) -> str:
     return title
 
 
+def _runai_identity(ident: Identity, part: RunaiIdentity) -> list[tuple[str, str | None]]:
+    cluster = part.cluster_name
+    if part.cluster_id:
+        cluster = f"{cluster} ({part.cluster_id})" if cluster else part.cluster_id
+    return [
+        ("Cluster", cluster),
+        ("Project", part.project),
+        ("Workload", ident.name),
+        ("Workload ID", ident.id),
+        ("Type", part.workload_type),
+        ("Phase", ident.phase),
+        ("Namespace", part.namespace),
+    ]
+
+
+def _osmo_identity(ident: Identity, part: OsmoIdentity) -> list[tuple[str, str | None]]:
+    # An OSMO workflow's ID is its name: one line for both.
+    return [("Workflow", ident.id), ("Status", ident.phase), ("Pool", part.pool), ("User", part.user)]
+
+
 def identity_lines(report: Report) -> list[tuple[str, str]]:
-    """(label, value) pairs describing what was diagnosed; only known values."""
+    """(label, value) pairs describing what was diagnosed, in the words of its system; only known values."""
     ident = report.identity
     if ident is None:
         return []
-    pairs: list[tuple[str, str | None]] = []
-    if ident.system == "runai":
-        cluster = ident.cluster_name
-        if ident.cluster_id:
-            cluster = f"{cluster} ({ident.cluster_id})" if cluster else ident.cluster_id
-        pairs = [
-            ("Cluster", cluster),
-            ("Project", ident.project),
-            ("Workload", ident.workload_name),
-            ("Workload ID", ident.workload_id),
-            ("Type", ident.workload_type),
-            ("Phase", ident.phase),
-            ("Namespace", ident.namespace),
-        ]
+    part = ident.detail
+    if isinstance(part, RunaiIdentity):
+        pairs = _runai_identity(ident, part)
+    elif isinstance(part, OsmoIdentity):
+        pairs = _osmo_identity(ident, part)
     else:
-        pairs = [
-            ("Workflow", ident.workflow_id),
-            ("Status", ident.status),
-            ("Pool", ident.pool),
-            ("User", ident.user),
-        ]
+        pairs = [("Name", ident.name), ("ID", ident.id), ("Phase", ident.phase)]
     return [(k, v) for k, v in pairs if v]
 
 
 def key_fact_lines(report: Report) -> list[tuple[str, str]]:
     """The card's key facts (exit code, node, recurrence, peak vs limit…), in the card's words."""
-    from handlers.card import key_facts
+    from diagnosis.wording import key_facts
 
     return key_facts(report)
 
@@ -88,7 +102,7 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
     """The plain-text report in the card's order: verdict, key facts, next action, then the evidence
     (raw values quoted verbatim), recurrence, gaps, excerpts and links. Sources are short labels unless
     ``verbose`` (every call in full, and whole log tails instead of the lines around the error)."""
-    from handlers.card import focus_log, header_text, is_log
+    from diagnosis.wording import focus_log, header_text, is_log
 
     title = verdict_title(report)
     words = header_text(report).split(" ", 1)[-1]
@@ -163,7 +177,8 @@ def to_json(
     """The ``--format json`` object: outcome, category, recurring, occurrences, question, evidence,
     gaps, report_text (the verbose text: every source, whole log tails), blocks (the card), thread (the
     messages the bot posts in the thread, at once or by the Evidence and Logs buttons), plus the whole
-    report under ``report``."""
+    report under ``report`` (its ``identity`` is the nested shape of :class:`~diagnosis.report.Identity`:
+    README "The JSON report")."""
     data = report.model_dump(mode="json")
     text = render_text(report, verbose=True)
     return {

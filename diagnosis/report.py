@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -128,23 +128,161 @@ class Choice(_Sanitized):
     value: str
 
 
-class Identity(_Sanitized):
-    """What was diagnosed. Run:ai fields or OSMO fields; absent values stay None (never invented)."""
+class RunaiIdentity(_Sanitized):
+    """The Run:ai part of an :class:`Identity`: where the workload runs (absent values stay None)."""
 
-    system: Literal["runai", "osmo"]
+    system: Literal["runai"] = "runai"
     cluster_name: str | None = None
     cluster_id: str | None = None
     project: str | None = None
     namespace: str | None = None
-    workload_name: str | None = None
-    workload_id: str | None = None
     workload_type: str | None = None
+
+
+class OsmoIdentity(_Sanitized):
+    """The OSMO part of an :class:`Identity`: the pool the workflow runs in and who submitted it."""
+
+    system: Literal["osmo"] = "osmo"
+    pool: str | None = None
+    user: str | None = None
+
+
+#: The per-system part of an identity, told apart by its ``system`` (a new backend adds its own class here).
+SystemIdentity = Annotated[RunaiIdentity | OsmoIdentity, Field(discriminator="system")]
+
+#: Keys of the flat identity of earlier versions, accepted on input (a cached report, a keyword argument):
+#: each goes to the common part or to the system's part (see :meth:`Identity._from_flat`).
+_FLAT_RUNAI = ("cluster_name", "cluster_id", "project", "namespace", "workload_type")
+_FLAT_OSMO = ("pool", "user")
+_FLAT_COMMON = {"workload_name": "name", "workload_id": "id", "workflow_id": "id", "status": "phase"}
+
+
+class Identity(_Sanitized):
+    """What was diagnosed: the fields every system has, plus the system's own part (``detail``).
+
+    ``name`` is what a person calls it (a Run:ai workload name; an OSMO workflow ID), ``id`` what the API calls
+    it (a Run:ai workload UUID; the OSMO workflow ID again), ``phase`` its state (a Run:ai phase such as
+    ``"Failed"``; an OSMO status such as ``"FAILED_EXEC_TIMEOUT"``), ``phase_updated_at`` when that state began
+    (UTC, when known). Absent values stay None (never invented).
+
+    It may be built with the flat keywords of earlier versions (``workload_name=``, ``workflow_id=``,
+    ``cluster_id=``, ``pool=``, ``status=``, ...), and the same names read back as properties, so callers that
+    speak one system's terms keep working; the JSON is the nested shape (README "The JSON report")."""
+
+    system: Literal["runai", "osmo"]
+    name: str | None = None
+    id: str | None = None
     phase: str | None = None
     phase_updated_at: datetime | None = None
-    workflow_id: str | None = None
-    pool: str | None = None
-    status: str | None = None
-    user: str | None = None
+    detail: SystemIdentity | None = None
+
+    def __init__(
+        self,
+        *,
+        system: Literal["runai", "osmo"],
+        name: str | None = None,
+        id: str | None = None,
+        phase: str | None = None,
+        phase_updated_at: datetime | None = None,
+        detail: RunaiIdentity | OsmoIdentity | dict[str, Any] | None = None,
+        # The flat keywords, in the terms of one system (mapped by _from_flat).
+        workload_name: str | None = None,
+        workload_id: str | None = None,
+        workload_type: str | None = None,
+        cluster_name: str | None = None,
+        cluster_id: str | None = None,
+        project: str | None = None,
+        namespace: str | None = None,
+        workflow_id: str | None = None,
+        status: str | None = None,
+        pool: str | None = None,
+        user: str | None = None,
+    ) -> None:
+        # Only the keywords given: an absent one must not hide the value another keyword maps to.
+        given = {k: v for k, v in locals().items() if k not in ("self", "__class__") and v is not None}
+        super().__init__(**given)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """Map the flat keywords (``workload_name``, ``status``, ``cluster_id``, ...) onto the nested shape."""
+        if not isinstance(data, dict):
+            return data
+        if not any(k in data for k in (*_FLAT_COMMON, *_FLAT_RUNAI, *_FLAT_OSMO)):
+            # The system's part is always there (empty when nothing of it is known), so readers need no None case.
+            return data if data.get("detail") is not None else {**data, "detail": {"system": data.get("system")}}
+        out = {k: v for k, v in data.items() if k not in (*_FLAT_COMMON, *_FLAT_RUNAI, *_FLAT_OSMO)}
+        system = data.get("system")
+        if system == "osmo":
+            # An OSMO workflow's ID is also the name a person uses for it.
+            out.setdefault("id", data.get("workflow_id"))
+            out.setdefault("name", data.get("workflow_id"))
+            out.setdefault("phase", data.get("status"))
+            out.setdefault("detail", {"system": "osmo", **{k: data.get(k) for k in _FLAT_OSMO}})
+        else:
+            out.setdefault("id", data.get("workload_id"))
+            out.setdefault("name", data.get("workload_name"))
+            out.setdefault("detail", {"system": "runai", **{k: data.get(k) for k in _FLAT_RUNAI}})
+        return out
+
+    def _runai(self) -> RunaiIdentity | None:
+        return self.detail if isinstance(self.detail, RunaiIdentity) else None
+
+    def _osmo(self) -> OsmoIdentity | None:
+        return self.detail if isinstance(self.detail, OsmoIdentity) else None
+
+    # Run:ai terms (None for another system's identity).
+    @property
+    def workload_name(self) -> str | None:
+        return self.name if self.system == "runai" else None
+
+    @property
+    def workload_id(self) -> str | None:
+        return self.id if self.system == "runai" else None
+
+    @property
+    def cluster_name(self) -> str | None:
+        part = self._runai()
+        return part.cluster_name if part else None
+
+    @property
+    def cluster_id(self) -> str | None:
+        part = self._runai()
+        return part.cluster_id if part else None
+
+    @property
+    def project(self) -> str | None:
+        part = self._runai()
+        return part.project if part else None
+
+    @property
+    def namespace(self) -> str | None:
+        part = self._runai()
+        return part.namespace if part else None
+
+    @property
+    def workload_type(self) -> str | None:
+        part = self._runai()
+        return part.workload_type if part else None
+
+    # OSMO terms (None for another system's identity).
+    @property
+    def workflow_id(self) -> str | None:
+        return self.id if self.system == "osmo" else None
+
+    @property
+    def status(self) -> str | None:
+        return self.phase if self.system == "osmo" else None
+
+    @property
+    def pool(self) -> str | None:
+        part = self._osmo()
+        return part.pool if part else None
+
+    @property
+    def user(self) -> str | None:
+        part = self._osmo()
+        return part.user if part else None
 
 
 class Recurrence(_Sanitized):

@@ -36,6 +36,17 @@ from slack_sdk.models.blocks import (
 
 from diagnosis.render import fmt_time
 from diagnosis.report import Outcome, Report, recurrence_phrase, source_label
+from diagnosis.wording import (
+    card_time,
+    context_text,
+    dedupe,
+    focus_log,
+    header_text,
+    is_log,
+    key_facts,
+    short_times,
+    why_facts,
+)
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -129,8 +140,6 @@ def mrkdwn(text: str, limit: int = MAX_SECTION) -> MarkdownTextObject:
 def fallback_text(report: Report) -> str:
     """The top-level ``text`` of a message (notifications, screen readers, search), escaped: the verdict in
     words, the category name and the verdict sentence."""
-    from handlers.card import header_text
-
     head = header_text(report) + (f" ({report.category.value})" if report.category is not None else "")
     return prose(clip(f"{head}: {report.headline}", MAX_FALLBACK))
 
@@ -339,8 +348,6 @@ _REPEAT = re.compile(r"\s*\(x(\d+), first ([^,]+), last ([^)]+)\)")
 
 def _fact_line(fact: Any, full: bool = False) -> str:
     """One deduplicated evidence line: card style (short source label) or thread style (full call)."""
-    from handlers.card import card_time, short_times
-
     item = fact.item
     rep = _REPEAT.search(item.value)
     value = item.value if full else short_times(clip(_REPEAT.sub("", item.value), 160))
@@ -366,8 +373,6 @@ def _fact_line(fact: Any, full: bool = False) -> str:
 
 def _evidence_overflow(report: Report) -> list[Overflow]:
     """Everything the card leaves out, as the Evidence button posts it (full quotes, full sources)."""
-    from handlers.card import dedupe, focus_log, is_log
-
     out: list[Overflow] = []
     if report.evidence:
         lines = []
@@ -406,8 +411,6 @@ def _evidence_overflow(report: Report) -> list[Overflow]:
 
 
 def _log_snippets(report: Report) -> list[Snippet]:
-    from handlers.card import is_log
-
     snippets = []
     for ex in report.excerpts:
         if is_log(ex.title):
@@ -449,16 +452,7 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
     """The compact card (:mod:`handlers.card`) as the main message; what the Evidence and Logs buttons
     post in :attr:`Rendered.evidence` / :attr:`Rendered.logs`. Without anything to re-read (no workload or
     workflow id) there are no such buttons, and the same messages are posted in the thread at once."""
-    from handlers.card import (
-        CARD_MAX_BLOCKS,
-        CARD_MAX_CHARS,
-        context_text,
-        header_text,
-        key_facts,
-        target_value,
-        text_chars,
-        why_facts,
-    )
+    from handlers.card import CARD_MAX_BLOCKS, CARD_MAX_CHARS, target_value, text_chars
 
     value = target_value(report)
     logs = _log_snippets(report)

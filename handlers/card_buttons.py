@@ -12,7 +12,9 @@ import logging
 from diagnosis.question import Question
 from handlers.blocks import Message, Rendered, render_report, text_message
 from handlers.card import EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION
-from handlers.doctor import Ask, Doctor, Surface, ref_id
+from handlers.doctor import Doctor, ref_id
+from handlers.parsing import Ask
+from handlers.protocols import Surface
 
 log = logging.getLogger(__name__)
 

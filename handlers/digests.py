@@ -32,6 +32,8 @@ from diagnosis.question import Question, QuestionError
 from diagnosis.units import parse_time
 from handlers.blocks import Message, Snippet, escape, text_message
 from handlers.digest_blocks import digest_thread, render_digest_blocks
+from handlers.parsing import Ask
+from handlers.protocols import DigestPolicy, JsonStore
 
 log = logging.getLogger(__name__)
 DIGEST_WORD = re.compile(r"(?i)^\s*digests?\b")
@@ -84,7 +86,7 @@ SEEN_TTL = 14 * 86400
 class _StoreCache:
     """Digest rows in the bot's Redis (:class:`bot.state.Store`), kept 8 days."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: JsonStore) -> None:
         self.store = store
 
     async def get(self, key: str) -> Any:
@@ -98,7 +100,12 @@ class DigestDesk:
     """Builds, scopes and posts digests. ``digest_fn`` is :func:`answer_digest` (a fake in unit tests)."""
 
     def __init__(
-        self, backends: Backends, policy: Any, *, store: Any = None, digest_fn: DigestFn | None = None
+        self,
+        backends: Backends,
+        policy: DigestPolicy,
+        *,
+        store: JsonStore | None = None,
+        digest_fn: DigestFn | None = None,
     ) -> None:
         self.backends = backends
         self.policy = policy
@@ -206,7 +213,7 @@ class DigestDesk:
         return ask
 
     async def on_demand(
-        self, ask: Any, surface: DigestSurface, reply_private: Callable[[Message], Awaitable[None]]
+        self, ask: Ask, surface: DigestSurface, reply_private: Callable[[Message], Awaitable[None]]
     ) -> None:
         """``/diagnose digest …`` posted in the asker's channel, showing only what the asker may see."""
         words = DIGEST_WORD.sub("", ask.text or "", count=1).strip()

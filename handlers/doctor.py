@@ -2,113 +2,99 @@
 :func:`diagnosis.answer.answer` (the one place that answers).
 
 ``/diagnose``, mentions, typed thread replies, choice buttons and the terminal twin all come
-through :class:`Doctor`. It builds the :class:`~diagnosis.question.Question` (explicit values,
-then the text, then the channel's defaults), checks the access policy, shows a "diagnosing…"
-message, asks the core (or the cache), checks the policy again against what was found, renders
+through :class:`Doctor`. It takes the :class:`~diagnosis.question.Question` read by
+:mod:`handlers.parsing` (explicit values, then the text, then the channel's defaults), checks the
+access policy, shows a "diagnosing…" message, asks the core through :class:`handlers.report_cache.Reports`
+(the cache and the diagnoses in flight), checks the policy again against what was found, renders
 the report within Slack's budget and, when the core needs input, keeps the follow-up in Redis
 keyed by (team, channel, thread) so any replica can continue it. It never invents an id or
 guesses a cluster: values come from the person, the channel defaults or the core's own choices.
+
+Who hears what (issue 11): a report is public (the channel asked); help, errors and refusals go to the
+asker only (an ephemeral message, or a slash command's ``response_url``). When an error or a refusal comes
+after the public "diagnosing…" message, that message becomes a neutral line saying the asker was told
+privately, the same words for both so the channel learns nothing about what was found.
 
 OSMO workflow questions ("status of workflow sdg-render-7", "why is sdg-render-7 pending", "what
 does policy-train-42 do", "list recent workflows") take the same path: the parser names the kind
 and :func:`diagnosis.answer.answer` routes them. "watch <workflow>" is handed to :attr:`Doctor.watches`
 (:class:`handlers.watch.Watches`) when the bot has one and OSMO is configured.
 
-Where the messages go is a :class:`Surface` (Slack Web API, or the terminal).
+Where the messages go is a :class:`~handlers.protocols.Surface` (Slack Web API, or the terminal); the texts
+are :mod:`handlers.messages`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import logging
-import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, cast
 
-from diagnosis import metrics
 from diagnosis.answer import Backends, BackendUnavailable, answer
 from diagnosis.config import ConfigError
 from diagnosis.logs import set_ref
-from diagnosis.question import UUID_RE, Question, QuestionError, parse_text
+from diagnosis.question import Question, QuestionError
 from diagnosis.report import Choice, Outcome, Report
-from handlers.blocks import (
-    Message,
-    Overflow,
-    Rendered,
-    Snippet,
-    escape,
-    inline,
-    render_report,
-    spill,
-    text_message,
-)
+from handlers import messages
+from handlers.blocks import Message, Overflow, Rendered, render_report, spill, text_message
 from handlers.digests import is_digest
+from handlers.messages import HELP, REFUSAL
+from handlers.parsing import (
+    ASKING,
+    Ask,
+    Source,
+    apply_choice,
+    apply_reply,
+    asked_about,
+    bare_name,
+    control_word,
+    is_help,
+    is_new_question,
+    missing_of,
+    parse_command,
+    question_for,
+    strip_mentions,
+)
+from handlers.protocols import AccessPolicy, ConversationStore, Surface
+from handlers.report_cache import AnswerFn, Reports, question_key
+
+if TYPE_CHECKING:
+    from handlers.digests import DigestDesk, DigestSurface
+    from handlers.watch import Watches
+
+__all__ = [  # the names other modules (and tests) import from here; they live in the modules named above
+    "HELP",
+    "REFUSAL",
+    "AnswerFn",
+    "Ask",
+    "Doctor",
+    "QuestionError",
+    "Source",
+    "Surface",
+    "apply_choice",
+    "apply_reply",
+    "control_word",
+    "is_help",
+    "is_new_question",
+    "parse_command",
+    "question_key",
+    "ref_id",
+    "strip_mentions",
+]
 
 log = logging.getLogger(__name__)
 
-Source = Literal["command", "mention", "reply", "button", "chat"]
-AnswerFn = Callable[[Question, Backends], Awaitable[Report]]
+#: a ``/diagnose <one name>`` waits this long for its answer before the public "diagnosing…" message: a name
+#: that exists nowhere is usually known by then, and is answered privately with nothing said in the channel
+BARE_NAME_GRACE = 1.5
+#: how many conversations this process remembers asking in (to answer a reply while Redis is away)
+ASKED_LIMIT = 10_000
 
-TERMINAL_PHASES = {"failed", "crashed", "stopped", "completed", "succeeded"}
-CHOICE_FIELDS = {"cluster_id", "cluster", "project", "workload_id", "workload_name", "workload"}
-_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
-_ASKING = re.compile(
-    r"(?i)\b(why|what|fail|failed|crash|crashed|killed|stopped|stuck|pending|crashloop|imagepull|diagnose|"
-    r"happened|broke|died|error)\b|[0-9a-f]{8}-[0-9a-f]{4}-"
-)
-CACHE_TERMINAL_TTL = 7 * 86400
-POINTER_TTL = 600
-NON_TERMINAL_TTL = 30
-
-REFUSAL = (
-    "Sorry, you are not allowed to diagnose workloads in that cluster or project. Ask your platform team for access."
-)
-HELP = (
-    "*Workload Doctor* explains why a Run:ai workload or an OSMO workflow failed (read-only).\n"
-    "• `/diagnose <workload name or id> [project=P] [cluster=C] [lookback=7d]`\n"
-    "• or mention me: _why did train-7 fail in project nlp on cluster dgx-prod?_, "
-    "_what killed train-7?_, _why is train-7 CrashLoopBackOff?_, _train-7 stopped, what happened?_\n"
-    "• OSMO: `/diagnose status of workflow sdg-render-7`, _why is sdg-render-7 pending?_, "
-    "_what does policy-train-42 do?_, _list recent workflows_\n"
-    "• `/diagnose watch sdg-render-7 [every 30s]`: I post each state change in a thread until it ends; "
-    "`/diagnose watches` lists the channel's watches, `/diagnose unwatch sdg-render-7` stops one.\n"
-    "If something is missing (cluster, project, which workload) I ask in the thread; reply there or "
-    "press a button."
-)
-
-
-class Surface(Protocol):
-    """Where replies go. ``post`` returns the message id (Slack ``ts``) or None."""
-
-    async def post(self, message: Message, thread_ts: str | None = None) -> str | None: ...
-
-    async def update(self, ts: str, message: Message) -> None: ...
-
-    async def private(self, user: str, message: Message, thread_ts: str | None = None) -> None: ...
-
-    async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool: ...
-
-
-@dataclass
-class Ask:
-    """One request from a person. ``thread_ts`` is the thread to answer in (None: a new root message);
-    ``message_ts`` the person's own message (dedup by channel and ts)."""
-
-    team: str
-    channel: str
-    user: str
-    text: str
-    source: Source
-    thread_ts: str | None = None
-    message_ts: str | None = None
-    explicit: Question | None = None
-    user_groups: set[str] = field(default_factory=set)
+GroupsFn = Callable[[], Awaitable[set[str]]]
 
 
 def ref_id() -> str:
@@ -117,206 +103,12 @@ def ref_id() -> str:
     return ref
 
 
-def strip_mentions(text: str) -> str:
-    return _MENTION.sub(" ", text or "").strip()
-
-
-def parse_command(text: str) -> tuple[bool, Question]:
-    """``/diagnose`` arguments: ``help``, or a workload name/id, ``key=value`` options and free text."""
-    raw = strip_mentions(text)
-    if raw.lower() in ("", "help", "-h", "--help", "?"):
-        return True, Question()
-    explicit: dict[str, Any] = {}
-    rest: list[str] = []
-    aliases = {
-        "project": "project",
-        "cluster": "cluster",
-        "cluster_id": "cluster_id",
-        "lookback": "lookback",
-        "workload": "workload_name",
-        "workload_id": "workload_id",
-        "intent": "intent",
-    }
-    for token in raw.split():
-        key, sep, value = token.partition("=")
-        if sep and key.lower() in aliases and value:
-            explicit[aliases[key.lower()]] = value
-        else:
-            rest.append(token)
-    if "cluster" in explicit and UUID_RE.fullmatch(explicit["cluster"]):
-        explicit["cluster_id"] = explicit.pop("cluster").lower()
-    if explicit.get("intent") not in (None, "terminal", "current"):
-        raise QuestionError("intent must be terminal or current")
-    if len(rest) == 1 and _TOKEN.fullmatch(rest[0]) and "workload_name" not in explicit:
-        if UUID_RE.fullmatch(rest[0]):
-            explicit["workload_id"] = rest[0].lower()
-        else:
-            explicit["workload_name"] = rest[0]
-    explicit["text"] = raw
-    return False, Question.model_validate(explicit)
-
-
-def is_help(text: str) -> bool:
-    return strip_mentions(text).lower() in ("", "help", "-h", "--help", "?")
-
-
-def _question_for(ask: Ask, defaults: dict[str, str]) -> Question:
-    text = strip_mentions(ask.text)
-    question = parse_text(text)
-    question.text = text or None
-    if ask.explicit is not None:
-        question = ask.explicit.merged(question)
-    if not (question.cluster or question.cluster_id or question.cluster_hint):
-        if defaults.get("cluster_id"):
-            question.cluster_id = defaults["cluster_id"]
-        elif defaults.get("cluster"):
-            question.cluster = defaults["cluster"]
-    if not question.project and defaults.get("project"):
-        question.project = defaults["project"]
-    question.lookback_delta()  # a bad lookback is bad input, said before any work
-    return question
-
-
-def _names(question: Question) -> str:
-    if question.kind == "osmo_list" and not question.workflow_id:
-        return "recent workflows"
-    return question.workload_name or question.workload_id or question.workflow_id or "your workload"
-
-
-def apply_choice(question: Question, field_name: str, value: str) -> Question:
-    """Fill one parameter from a choice or a reply; cluster values replace each other."""
-    data = question.model_dump()
-    if field_name == "workload":
-        field_name = "workload_id" if UUID_RE.fullmatch(value) else "workload_name"
-    if field_name in ("cluster", "cluster_id"):
-        data.update(cluster=None, cluster_id=None, cluster_hint=None)
-        if field_name == "cluster" and UUID_RE.fullmatch(value):
-            field_name = "cluster_id"
-    if field_name == "workload_id":
-        value = value.lower()
-    data[field_name] = value
-    return Question.model_validate(data)
-
-
-_SLOT_RE = re.compile(
-    r"(?i)\b(project|cluster|cluster_id|workload|workload_id|name)\s*(?:[=:]\s*|\s+(?:is\s+)?)([A-Za-z0-9][A-Za-z0-9._-]*)"
-)
-_PAIR_RE = re.compile(
-    r"(?i)^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(?:on|in|at|@|/)\s+(?:cluster\s+)?([A-Za-z0-9][A-Za-z0-9._-]*)$"
-)
-CONTROL_WORDS = {
-    "help": "help",
-    "?": "help",
-    "cancel": "cancel",
-    "stop": "cancel",
-    "nevermind": "cancel",
-    "never mind": "cancel",
-}
-
-
-def control_word(text: str) -> str | None:
-    """``help`` or ``cancel`` when a reply is one of those words (said to a pending question)."""
-    return CONTROL_WORDS.get(strip_mentions(text).strip().strip("`'\".!").lower())
-
-
-def is_new_question(question: Question, text: str) -> bool:
-    """A reply that is a question of its own ("why did bert-ft fail?"): it names a workload other than the one
-    pending, or a workload when none was named, in the words of a question."""
-    reply = strip_mentions(text)
-    if len(reply.split()) < 3 or not _ASKING.search(reply):
-        return False
-    parsed = parse_text(reply)
-    named = parsed.workload_name or parsed.workload_id or (parsed.candidates[0] if parsed.candidates else None)
-    if named is None:
-        return False
-    return named.lower() not in {(question.workload_name or "").lower(), (question.workload_id or "").lower()}
-
-
-def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
-    """A typed answer to a follow-up question, or None when it fills nothing (issue 11 §2: slot filling).
-
-    The reply fills the slots it names (``project P cluster C``, ``cluster=C project=P``, ``P on C``, a UUID) and
-    otherwise only the slots that were asked: a one-word reply fills the one slot asked; when several were asked it
-    is checked against what exists (a project or cluster of that name), else taken for the workload."""
-    reply = strip_mentions(text).strip().strip("`'\".")
-    if not reply:
-        return None
-    low = reply.lower()
-    if low.isdigit() and 1 <= int(low) <= len(choices):
-        c = choices[int(low) - 1]
-        return apply_choice(question, c["field"], c["value"])
-    for c in choices:
-        if low in (c["label"].lower(), c["value"].lower()):
-            return apply_choice(question, c["field"], c["value"])
-    changed = question
-    filled = False
-    rest = reply
-    for m in _SLOT_RE.finditer(reply):
-        key, value = m.group(1).lower(), m.group(2).strip(".")
-        if value.lower() in {"is", "the", "on", "in"}:
-            continue
-        if key in ("cluster", "cluster_id"):
-            changed = apply_choice(changed, "cluster", value)
-        elif key == "project":
-            changed = apply_choice(changed, "project", value)
-        else:
-            changed = apply_choice(changed, "workload", value)
-        filled = True
-        rest = rest.replace(m.group(0), " ")
-    if filled:
-        return changed
-    uuid = UUID_RE.search(reply)
-    if uuid:
-        value = uuid.group(0).lower()
-        if "cluster" in missing and (not question.workload_id or "workload" not in missing):
-            # a UUID answering "which cluster?" is the cluster (resolution re-checks it against the clusters)
-            changed = apply_choice(changed, "cluster_id", value)
-            changed = changed.model_copy(update={"uuids": [value, *(u for u in changed.uuids if u != value)]})
-        else:
-            changed = apply_choice(changed, "workload_id", value)
-        return changed
-    pair = _PAIR_RE.match(reply)
-    if pair and ("project" in missing or "cluster" in missing):
-        first, second = pair.group(1), pair.group(2)
-        if "project" in missing or not question.project:
-            changed = apply_choice(changed, "project", first)
-        changed = apply_choice(changed, "cluster", second)
-        return changed
-    single = bool(_TOKEN.fullmatch(reply))
-    if not single:
-        parsed = parse_text(reply)
-        if parsed.project and not question.project:
-            changed, filled = apply_choice(changed, "project", parsed.project), True
-        if parsed.cluster:
-            changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
-        if "workload" in missing and (parsed.workload_name or parsed.workload_id):
-            changed = apply_choice(changed, "workload", parsed.workload_id or parsed.workload_name or "")
-            filled = True
-        if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
-            changed = changed.model_copy(update={"scopes": parsed.scopes})
-            filled = True
-        return changed if filled else None
-    asked = [m for m in missing if m in ("cluster", "project", "workload")]
-    if len(asked) == 1:
-        return apply_choice(changed, asked[0], reply)
-    # several slots asked, one word: the control plane decides what it names (a project, a cluster), else it is the
-    # workload when that was asked
-    update: dict[str, Any] = {"scopes": [reply]}
-    if "workload" in asked and not question.workload_name:
-        update["candidates"] = [reply.lower()]
-        update["workload_name"] = None
-    return changed.model_copy(update=update)
-
-
-def _missing_of(report: Report) -> list[str]:
-    if report.missing:
-        return list(report.missing)
-    out: list[str] = []
-    for c in report.choices:
-        name = {"cluster_id": "cluster", "cluster": "cluster", "project": "project"}.get(c.field, "workload")
-        if name not in out:
-            out.append(name)
-    return out or ["workload"]
+def names_nothing(report: Report) -> bool:
+    """The core found no workload by the name asked anywhere it looked: not found in the project, or (no
+    project given) no project of the cluster holds that name. A wrong project is another mistake."""
+    if report.outcome == Outcome.NOT_FOUND:
+        return not any(c.field == "project" for c in report.choices)
+    return report.outcome == Outcome.NEEDS_INPUT and report.missing == ["project"] and not report.choices
 
 
 class Doctor:
@@ -325,8 +117,8 @@ class Doctor:
     def __init__(
         self,
         backends: Backends,
-        store: Any,
-        policy: Any,
+        store: ConversationStore,
+        policy: AccessPolicy,
         *,
         answer_fn: AnswerFn | None = None,
         conversation_ttl: int = 3600,
@@ -337,22 +129,29 @@ class Doctor:
         )
         self.store = store
         self.policy = policy
-        self.answer_fn: AnswerFn = answer_fn or answer
         self.conversation_ttl = conversation_ttl
+        self.reports = Reports(store, self.backends, answer_fn or answer)
         #: starts "watch <workflow>" (``handlers.watch.Watches``); None: a watch is answered as a status
-        self.watches: Any = None
+        self.watches: Watches | None = None
         #: answers "digest …" (``handlers.digests.DigestDesk``); None: digests are not offered
-        self.digests: Any = None
-        #: diagnoses in progress by question key: identical questions asked meanwhile share one
-        self._in_flight: dict[str, asyncio.Task[Report]] = {}
+        self.digests: DigestDesk | None = None
+        #: conversations this process asked a follow-up in (key -> monotonic expiry): with Redis away, a reply
+        #: there is told the question is lost instead of getting no answer (issue 15)
+        self._asked: dict[tuple[str, ...], float] = {}
+
+    @property
+    def answer_fn(self) -> AnswerFn:
+        return self.reports.answer_fn
+
+    @property
+    def _in_flight(self) -> dict[str, asyncio.Task[Report]]:
+        return self.reports.in_flight
 
     # -- entry points ------------------------------------------------------------------------
 
     async def ask(self, ask: Ask, surface: Surface) -> None:
         """A new question (``/diagnose``, a mention, a line in the terminal)."""
-        if ask.message_ts and not await self.store.claim(f"msg:{ask.channel}:{ask.message_ts}"):
-            log.info("duplicate delivery of %s/%s ignored", ask.channel, ask.message_ts)
-            return
+        # message dedup (by event, channel and message ts) is the middleware's event claim (handlers.middleware)
         # a mention in a thread with a pending follow-up question: the mention may be its answer
         if ask.source == "mention" and ask.thread_ts and ask.thread_ts != ask.message_ts:
             if await self.follow_up(ask, surface, claimed=True, only_if_answers=True):
@@ -367,16 +166,14 @@ class Doctor:
             if ask.source == "command" and is_help(ask.text) and ask.explicit is None:
                 await self._reply(ask, surface, text_message(HELP), private=True)
                 return
-            question = _question_for(ask, self.policy.defaults_for(ask.channel))
+            question = question_for(ask, self.policy.defaults_for(ask.channel))
         except QuestionError as exc:
-            await self._reply(ask, surface, text_message(f"I couldn't read that: {escape(str(exc))}"), private=True)
+            await self._reply(ask, surface, messages.could_not_read(exc), private=True)
             return
         if not (question.workload_name or question.workload_id or question.workflow_id) and question.kind == "runai":
-            if not _ASKING.search(question.text or ""):
+            if not ASKING.search(question.text or ""):
                 # not a question (a mistyped command): the help goes to the asker only
-                await self._reply(
-                    ask, surface, text_message("I answer questions about failed workloads.\n" + HELP), private=True
-                )
+                await self._reply(ask, surface, text_message(messages.NOT_A_QUESTION), private=True)
                 return
         if question.kind == "osmo_watch" and self.watches is not None and self.backends.osmo is not None:
             await self.watches.start(ask, question, surface)
@@ -392,20 +189,33 @@ class Doctor:
         claimed: bool = False,
         only_if_answers: bool = False,
         on_accept: Callable[[], Awaitable[None]] | None = None,
+        groups: GroupsFn | None = None,
+        bot_thread: Callable[[], Awaitable[bool]] | None = None,
     ) -> bool:
         """Continue the conversation of ``ask.thread_ts`` with a typed reply or a button ``choice``.
 
         Returns False when the thread has no pending question (or the reply answers nothing and
-        ``only_if_answers``), so the caller can treat the text as something else."""
+        ``only_if_answers``), so the caller can treat the text as something else. ``groups`` finds the
+        asker's user groups when the request did not carry them (a typed reply is not authorised by the
+        middleware: it is only known to be a request once its conversation is found). ``bot_thread`` says whether
+        the bot has posted in the thread; it is asked only when the store is down and the question was not
+        asked by this process (another replica may have asked it: issue 15 §2)."""
         if not ask.thread_ts:
             return False
         key = ("conv", ask.team or "-", ask.channel, ask.thread_ts)
         conv = await self.store.take_json(*key)
         if not isinstance(conv, dict):
+            if ask.source == "reply" and not only_if_answers and await self._lost_here(key, bot_thread):
+                # the question was asked here but its memory is unreachable: say so rather than nothing
+                await self._reply(ask, surface, text_message(messages.CONVERSATION_LOST), private=True)
+                return True
             return False
-        if not claimed and ask.message_ts and not await self.store.claim(f"msg:{ask.channel}:{ask.message_ts}"):
-            await self.store.put_json(key, conv, self.conversation_ttl)
-            return True
+        self._asked.pop(key, None)
+        if groups is not None and not ask.user_groups:
+            try:
+                ask.user_groups = set(await groups())
+            except Exception:
+                log.warning("could not read the user groups of %s", ask.user)
         question = Question.model_validate(conv.get("question") or {})
         choices: list[dict[str, str]] = conv.get("choices") or []
         missing: list[str] = conv.get("missing") or []
@@ -413,28 +223,18 @@ class Doctor:
         control = control_word(ask.text) if choice is None else None
         if control == "help":
             await self.store.put_json(key, conv, self.conversation_ttl)  # kept: the question is still pending
-            need = " and ".join(missing) or "an answer"
-            await self._reply(
-                ask,
-                surface,
-                text_message(
-                    HELP + f"\n\n_Still waiting for the {escape(need)} of `{inline(_names(question))}`: reply here "
-                    "with it (or press a button), or say `cancel`._"
-                ),
-                private=True,
-            )
+            self._note_asked(key)
+            await self._reply(ask, surface, messages.help_while_pending(asked_about(question), missing), private=True)
             return True
         if control == "cancel":
-            await self._reply(
-                ask, surface, text_message(f"OK, I dropped the question about `{inline(_names(question))}`.")
-            )
+            await self._reply(ask, surface, messages.dropped(asked_about(question)))
             return True
         if choice is None and is_new_question(question, ask.text):
             # a new question in the thread replaces the pending one (the old one is dropped, not answered)
             try:
-                fresh = _question_for(ask, self.policy.defaults_for(ask.channel))
+                fresh = question_for(ask, self.policy.defaults_for(ask.channel))
             except QuestionError as exc:
-                await self._reply(ask, surface, text_message(f"I couldn't read that: {escape(str(exc))}"), True)
+                await self._reply(ask, surface, messages.could_not_read(exc), private=True)
                 return True
             await self._run(ask, fresh, surface)
             return True
@@ -443,28 +243,18 @@ class Doctor:
             if choice not in allowed:
                 # only the choices the core offered can be picked: never an invented id
                 await self.store.put_json(key, conv, self.conversation_ttl)
-                await self._reply(
-                    ask, surface, text_message("That choice is no longer offered; ask again."), private=True
-                )
+                self._note_asked(key)
+                await self._reply(ask, surface, text_message(messages.CHOICE_GONE), private=True)
                 return True
             updated = apply_choice(question, *choice)
         else:
             updated = apply_reply(question, missing, choices, ask.text)
         if updated is None:
             await self.store.put_json(key, conv, self.conversation_ttl)
+            self._note_asked(key)
             if only_if_answers:
                 return False
-            need = " and ".join(missing) or "an answer"
-            listed = ", ".join(f"`{inline(c['label'])}`" for c in choices[:10])
-            hint = f" One of: {listed}." if listed else ""
-            await self._reply(
-                ask,
-                surface,
-                text_message(
-                    f"I still need the {escape(need)}: reply in this thread with it "
-                    f"(for example `project nlp cluster dgx-prod`).{hint} Say `help` or `cancel`."
-                ),
-            )
+            await self._reply(ask, surface, messages.still_need(missing, [c["label"] for c in choices]))
             return True
         if on_accept is not None:
             try:
@@ -477,11 +267,12 @@ class Doctor:
     # -- the work ----------------------------------------------------------------------------
 
     async def reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
-        """Answer ``ask`` with a short message: privately for commands and buttons when ``private``."""
+        """Answer ``ask`` with a short message: to the asker only when ``private``, else in its thread."""
         await self._reply(ask, surface, message, private)
 
     def refusal(self) -> str:
-        return _refusal()
+        """The refusal's words (the same whatever was or was not found)."""
+        return REFUSAL
 
     async def report_in_thread(
         self,
@@ -493,12 +284,13 @@ class Doctor:
         fresh: bool = False,
     ) -> Report | None:
         """Answer ``question`` and post the report in the thread ``root`` (a watch's status and final
-        report). ``fresh`` skips the cache. Errors become the same short messages as for a question."""
+        report). ``fresh`` skips the cache. Errors become the same short messages as for a question (in the
+        thread: a watch's thread is its own, with no one asker to tell)."""
         ref = ref_id()
         try:
             report = await self._answer(question, fresh=fresh)
         except Exception as exc:
-            await self._show(surface, None, root, _failure_message(exc, ref))
+            await self._show(surface, None, root, messages.failure(exc, ref))
             return None
         rendered = render_report(report, thread_ts=root, footer=footer)
         await self._show(surface, None, root, rendered.main)
@@ -507,62 +299,76 @@ class Doctor:
 
     async def _digest(self, ask: Ask, surface: Surface) -> None:
         """``digest …``: a digest of the asker's channel, cut to what the asker may see (handlers.digests)."""
+        if self.digests is None:
+            return
+        # digests are only offered on Slack (bot.app sets ``digests``), whose surface also posts tagged messages
+        slack = cast("DigestSurface", surface)
         try:
-            await self.digests.on_demand(ask, surface, lambda message: self._reply(ask, surface, message, private=True))
+            await self.digests.on_demand(ask, slack, lambda message: self._reply(ask, surface, message, private=True))
         except (ConfigError, BackendUnavailable) as exc:
-            await self._reply(ask, surface, text_message(f"I could not build the digest: {escape(str(exc))}"), True)
+            await self._reply(ask, surface, messages.digest_unavailable(exc), private=True)
         except Exception as exc:
             ref = ref_id()
             log.exception("[ref %s] digest failed", ref)
-            await self._reply(ask, surface, _failure_message(exc, ref), private=True)
+            await self._reply(ask, surface, messages.failure(exc, ref), private=True)
 
     async def _reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
+        # a mention's private answer is threaded under it, as a public one would be
+        thread = ask.thread_ts or ask.message_ts
         try:
-            if private and ask.source in ("command", "button"):
-                await surface.private(ask.user, message, ask.thread_ts)
+            if private:
+                await surface.private(ask.user, message, thread)
             else:
-                await surface.post(message, ask.thread_ts or ask.message_ts)
+                await surface.post(message, thread)
         except Exception:
             log.exception("could not post a reply in %s", ask.channel)
 
+    def _allows(self, ask: Ask, clusters: set[str], project: str | None) -> bool:
+        """The policy for the asker (with their user groups); empty cluster names are unknowns, not refusals."""
+        return self.policy.allows(
+            ask.user, clusters={c for c in clusters if c}, project=project, user_groups=ask.user_groups
+        )
+
     async def _run(self, ask: Ask, question: Question, surface: Surface, fresh: bool = False) -> None:
-        if not self.policy.allows(
-            ask.user,
-            clusters={question.cluster} if question.cluster else set(),
-            project=question.project,
-            user_groups=ask.user_groups,
-        ):
+        """Answer ``question``: the policy, "diagnosing…", the report (or an error or refusal, privately), and
+        the follow-up kept when the core asks for more. ``fresh`` (Re-diagnose) skips the cache."""
+        if not self._allows(ask, {question.cluster or ""}, question.project):
             log.info("refused by policy: user %s", ask.user)
-            await self._reply(ask, surface, text_message(escape(_refusal())), private=True)
+            await self._reply(ask, surface, messages.refusal(), private=True)
             return
         thread = ask.thread_ts or (ask.message_ts if ask.source == "mention" else None)
-        name = inline(_names(question))
-        progress = text_message(f":hourglass_flowing_sand: Diagnosing `{name}`… (read-only)")
-        if ask.source == "command":
-            progress = text_message(f":hourglass_flowing_sand: Diagnosing `{name}` for <@{ask.user}>… (read-only)")
-        try:
-            progress_ts = await surface.post(progress, thread)
-        except Exception:
-            log.exception("could not post the diagnosing message in %s", ask.channel)
-            progress_ts = None
-        root = thread or progress_ts
+        progress = messages.diagnosing(asked_about(question), ask.user if ask.source == "command" else None)
+        name = bare_name(ask)
         ref = ref_id()
+        answering = asyncio.ensure_future(self._answer(question, fresh=fresh))
+        progress_ts: str | None = None
         try:
-            report = await self._answer(question, fresh=fresh)
+            if name is not None:
+                # a lone name may be a mistyped command: give the answer a moment before saying anything publicly
+                await asyncio.wait({answering}, timeout=BARE_NAME_GRACE)
+            quiet = (
+                name is not None
+                and answering.done()
+                and (answering.exception() is not None or names_nothing(answering.result()))
+            )
+            if not quiet:
+                progress_ts = await self._progress(ask, surface, progress, thread)
+            report = await answering
         except Exception as exc:
-            # the message names no detail (those go to the log under ``ref``): it replaces "diagnosing…" in place
-            await self._show(surface, progress_ts, root, _failure_message(exc, ref))
+            await self._privately(ask, surface, progress_ts, thread, messages.failure(exc, ref))
             return
+        finally:
+            if not answering.done():
+                answering.cancel()  # this asker was cancelled: the shared diagnosis itself is shielded
+        if name is not None and names_nothing(report):
+            await self._no_such_name(ask, surface, name, question, report, progress_ts)
+            return
+        root = thread or progress_ts
         ident = report.identity
-        if ident is not None and not self.policy.allows(
-            ask.user,
-            clusters={c for c in (ident.cluster_name, ident.cluster_id) if c},
-            project=ident.project,
-            user_groups=ask.user_groups,
-        ):
+        seen = {ident.cluster_name or "", ident.cluster_id or ""} if ident is not None else set()
+        if ident is not None and not self._allows(ask, seen, ident.project):
             log.info("refused by policy after resolving: user %s", ask.user)
-            # the refusal replaces the "diagnosing…" message: it reveals nothing about what was found
-            await self._show(surface, progress_ts, root, text_message(escape(_refusal())))
+            await self._privately(ask, surface, progress_ts, thread, messages.refusal())
             return
         if report.choices:
             report = report.model_copy(update={"choices": self._allowed_choices(ask, report.choices)})
@@ -573,18 +379,45 @@ class Doctor:
         if root and (report.outcome == Outcome.NEEDS_INPUT or report.choices):
             await self._remember(ask, question, report, root, surface)
 
+    async def _progress(self, ask: Ask, surface: Surface, progress: Message, thread: str | None) -> str | None:
+        try:
+            return await surface.post(progress, thread)
+        except Exception:
+            log.exception("could not post the diagnosing message in %s", ask.channel)
+            return None
+
+    async def _privately(
+        self, ask: Ask, surface: Surface, progress_ts: str | None, thread: str | None, message: Message
+    ) -> None:
+        """Tell the asker only (an error, a refusal); the public "diagnosing…" message, if any, becomes a
+        neutral line. A surface no one else reads (the terminal: ``shared = False``) simply shows the message."""
+        if not getattr(surface, "shared", True):
+            await self._show(surface, progress_ts, thread, message)
+            return
+        await self._reply(ask, surface, message, private=True)
+        if progress_ts:
+            try:
+                await surface.update(progress_ts, messages.answered_privately())
+            except Exception:
+                log.exception("could not update the diagnosing message in %s", ask.channel)
+
+    async def _no_such_name(
+        self, ask: Ask, surface: Surface, name: str, question: Question, report: Report, progress_ts: str | None
+    ) -> None:
+        """``/diagnose <name>`` naming nothing: private help with the closest names, nothing in the channel."""
+        log.info("no workload named %r: answered privately as a mistyped command", name)
+        suggestions = [c.value for c in report.choices if c.field in ("workload_name", "workload")]
+        where = f"in project {question.project}" if question.project else None
+        await self._privately(ask, surface, progress_ts, None, messages.no_such_name(name, suggestions, where))
+
     def _allowed_choices(self, ask: Ask, choices: list[Choice]) -> list[Choice]:
         out = []
         for c in choices:
-            if c.field == "project" and not self.policy.allows(ask.user, project=c.value, user_groups=ask.user_groups):
+            if c.field == "project" and not self._allows(ask, set(), c.value):
                 continue
-            if c.field == "cluster" and not self.policy.allows(
-                ask.user, clusters={c.value}, user_groups=ask.user_groups
-            ):
+            if c.field == "cluster" and not self._allows(ask, {c.value}, None):
                 continue
-            if c.field == "cluster_id" and not self.policy.allows(
-                ask.user, clusters={c.value, c.label}, user_groups=ask.user_groups
-            ):
+            if c.field == "cluster_id" and not self._allows(ask, {c.value, c.label}, None):
                 continue  # the clusters offered are the ones the asker may diagnose in
             out.append(c)
         return out
@@ -625,142 +458,53 @@ class Doctor:
     async def _remember(self, ask: Ask, question: Question, report: Report, root: str, surface: Surface) -> None:
         conv = {
             "question": question.model_dump(),
-            "missing": _missing_of(report),
+            "missing": missing_of(report),
             "choices": [c.model_dump() for c in report.choices],
             "user": ask.user,
         }
-        saved = await self.store.put_json(("conv", ask.team or "-", ask.channel, root), conv, self.conversation_ttl)
+        key = ("conv", ask.team or "-", ask.channel, root)
+        self._note_asked(key)
+        saved = await self.store.put_json(key, conv, self.conversation_ttl)
         if not saved:
             log.warning("follow-up for %s/%s not remembered (state store unavailable)", ask.channel, root)
-            note = (
-                "I can't keep this conversation right now: please ask again with everything in one message, "
-                "e.g. `/diagnose train-7 project=nlp cluster=dgx-prod`."
-            )
             try:
-                await surface.post(text_message(note), root)
+                await surface.post(text_message(messages.CANT_KEEP), root)
             except Exception:
                 log.exception("could not post a note")
+
+    def _note_asked(self, key: tuple[str, ...]) -> None:
+        now = time.monotonic()
+        if len(self._asked) >= ASKED_LIMIT:
+            self._asked = {k: t for k, t in self._asked.items() if t > now}
+            while len(self._asked) >= ASKED_LIMIT:
+                self._asked.pop(next(iter(self._asked)))  # the oldest first (insertion order)
+        self._asked.pop(key, None)
+        self._asked[key] = now + self.conversation_ttl
+
+    async def _lost_here(self, key: tuple[str, ...], bot_thread: Callable[[], Awaitable[bool]] | None) -> bool:
+        """The store could not be read and the thread is one of the bot's conversations: asked by this process,
+        or (any replica) a thread the bot has posted in."""
+        if self._lost(key):
+            return True
+        if not self.store.down or bot_thread is None:
+            return False
+        try:
+            return await bot_thread()
+        except Exception:  # Slack unreachable too: nothing is known about the thread, so nothing is said
+            log.warning("could not read the thread %s to tell a lost conversation", key[-1])
+            return False
+
+    def _lost(self, key: tuple[str, ...]) -> bool:
+        """A follow-up was asked in this conversation (by this process) and the store could not be read."""
+        expiry = self._asked.get(key)
+        return bool(self.store.down) and expiry is not None and expiry > time.monotonic()
 
     # -- the core, through the cache ------------------------------------------------------------
 
     async def _answer(self, question: Question, fresh: bool = False) -> Report:
-        """The report for ``question``: from the cache, or from the one diagnosis in progress for the same
-        question in this process (a channel asking about one failed workload at once costs the cluster's API
-        one diagnosis), or from a new one. ``fresh`` (a watch's status) skips the cache and never joins.
-        Raises what :func:`diagnosis.answer.answer` raises."""
-        qkey = _question_key(question, self.backends.system_for(question))
-        if fresh:
-            return await self._diagnose(qkey, question, fresh=True)
-        task = self._in_flight.get(qkey)
-        if task is None:
-            task = asyncio.ensure_future(self._diagnose(qkey, question))
-            self._in_flight[qkey] = task
-            task.add_done_callback(lambda done: self._forget(qkey, done))
-        # shielded: one asker cancelled (shutdown, a timeout) must not cancel the others' diagnosis
-        return await asyncio.shield(task)
+        """The report for ``question`` (:meth:`handlers.report_cache.Reports.answer`: cached, shared, or new)."""
+        return await self.reports.answer(question, fresh=fresh)
 
     async def aclose(self) -> None:
         """Cancel the diagnoses still in flight (at shutdown, once their askers are drained or cancelled)."""
-        tasks = list(self._in_flight.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-    def _forget(self, qkey: str, done: asyncio.Task[Report]) -> None:
-        if self._in_flight.get(qkey) is done:
-            del self._in_flight[qkey]
-        if not done.cancelled():
-            done.exception()  # retrieved: an error every asker already saw is not "never retrieved"
-
-    async def _diagnose(self, qkey: str, question: Question, fresh: bool = False) -> Report:
-        cached = None if fresh else await self._cached(qkey, question)
-        if cached is not None:
-            metrics.diagnosis(cached, None)
-            return cached
-        started = time.perf_counter()
-        report = await self.answer_fn(question, self.backends)
-        metrics.diagnosis(report, time.perf_counter() - started)
-        await self._cache(qkey, report)
-        return report
-
-    async def _cached(self, qkey: str, question: Question) -> Report | None:
-        pointers: list[tuple[str, ...]] = [("q", qkey)]
-        if question.cluster_id and question.workload_id:
-            pointers.insert(0, ("latest", question.cluster_id, question.workload_id))
-        for parts in pointers:
-            data = await self.store.get_json(*parts)
-            if isinstance(data, dict) and "report" in data:
-                try:
-                    return Report.model_validate(data["report"])
-                except ValueError:
-                    return None
-            if isinstance(data, dict) and "key" in data:
-                full = await self.store.get_json(*data["key"])
-                if isinstance(full, dict):
-                    try:
-                        return Report.model_validate(full)
-                    except ValueError:
-                        return None
-        return None
-
-    async def _cache(self, qkey: str, report: Report) -> None:
-        if report.outcome in (Outcome.ERROR, Outcome.NEEDS_INPUT):
-            return
-        ident = report.identity
-        phase = (ident.phase or "").lower() if ident else ""
-        data = report.model_dump(mode="json")
-        if ident is not None and ident.cluster_id and ident.workload_id and phase in TERMINAL_PHASES:
-            stamp = ident.phase_updated_at.isoformat() if ident.phase_updated_at else "unknown"
-            key = ("report", ident.cluster_id, ident.workload_id, stamp)
-            if await self.store.put_json(key, data, CACHE_TERMINAL_TTL):
-                pointer = {"key": list(key)}
-                await self.store.put_json(("latest", ident.cluster_id, ident.workload_id), pointer, POINTER_TTL)
-                await self.store.put_json(("q", qkey), pointer, POINTER_TTL)
-            return
-        await self.store.put_json(("q", qkey), {"report": data}, NON_TERMINAL_TTL)
-
-
-def _question_key(q: Question, system: str = "runai") -> str:
-    """The cache and in-flight key of a question: every field the answer depends on. An OSMO answer also
-    reads the words (a status filter in "list failed workflows", a usage question, the echoed question),
-    so for OSMO the normalised text is part of the key."""
-    words = " ".join((q.text or "").casefold().split()) if system == "osmo" else ""
-    parts = [
-        words,
-        q.kind,
-        q.cluster_id or "",
-        q.cluster or "",
-        q.cluster_hint or "",
-        q.project or "",
-        q.workload_id or "",
-        q.workload_name or "",
-        q.workflow_id or "",
-        q.effective_intent(),
-        q.lookback or "7d",
-        # what resolution reads when no name or id was given (issue 11 §1)
-        ",".join(q.candidates),
-        ",".join(q.words),
-        ",".join(q.scopes),
-        ",".join(q.uuids),
-    ]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
-
-
-def _refusal() -> str:
-    return REFUSAL
-
-
-def _failure_message(exc: Exception, ref: str) -> Message:
-    """What the person sees when no report could be made (details only in the log, under ``ref``)."""
-    if isinstance(exc, QuestionError):
-        return text_message(f"I couldn't read that: {escape(str(exc))}")
-    if isinstance(exc, ConfigError):
-        log.error("[ref %s] not configured: %s", ref, exc)
-        return text_message(f":warning: I'm not set up to answer that yet (ref `{ref}`).")
-    if isinstance(exc, BackendUnavailable):
-        log.error("[ref %s] backend unavailable: %s", ref, exc)
-        return text_message(
-            f":warning: I couldn't reach the cluster's API just now; try again in a minute (ref `{ref}`)."
-        )
-    log.error("[ref %s] diagnosis failed", ref, exc_info=exc)
-    return text_message(f":warning: Something went wrong while diagnosing (ref `{ref}`).")
+        await self.reports.aclose()

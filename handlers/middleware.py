@@ -1,9 +1,15 @@
-"""Cross-cutting concerns: event dedup and per-user authorization as global Bolt middleware (before
-the ack: they decide whether there is anything to do), and the per-user rate limit as a gate the
-listeners pass after the ack (:class:`RateLimit`: the ack never waits for Redis). Listeners stay thin."""
+"""Cross-cutting concerns as global Bolt middleware, before the ack (they decide whether there is anything to do):
+the event claim (the one place of event and message dedup, :mod:`bot.claims`), per-user authorization, and the
+bound on diagnoses in flight (``WD_MAX_IN_FLIGHT``, :mod:`bot.shedding`: beyond it the asker is told "busy"). The
+ack waits for Redis ``WD_ACK_REDIS_BUDGET`` seconds at most: a slower claim or user-group lookup is finished
+after the ack, before the work. The per-user rate limit is a gate the listeners pass after the ack
+(:class:`RateLimit`). Listeners stay thin."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -11,6 +17,10 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 
+from bot.claims import EventClaim
+from bot.shedding import BUSY, CURRENT, InFlight, Work
+from bot.shedding import current as current_work
+from diagnosis import metrics
 from handlers.blocks import text_message
 from handlers.doctor import REFUSAL, Ask
 from handlers.slack_surface import SlackSurface
@@ -86,41 +96,208 @@ class RateLimit:
         return False
 
 
-def install(app: AsyncApp, *, store: Any, policy: Any, spawn: Callable[..., Any]) -> None:
-    async def turn_away(body: dict[str, Any], client: Any, text: str) -> BoltResponse:
-        """Say ``text`` privately: in the command's ack, else in a message of its own after the ack."""
-        if body.get("command"):
-            return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
-        spawn(tell_privately(body, client, text), name="turn-away")
-        return BoltResponse(status=200, body="")
+def _claim_name(body: dict[str, Any]) -> str | None:
+    """What an event is claimed by: a person's message by its type, channel and ts (Slack may deliver one message
+    under two event ids), any other event by its event id; None for what is not an event."""
+    if body.get("type") != "event_callback":
+        return None
+    event = body.get("event") or {}
+    if event.get("type") in ("app_mention", "message") and event.get("channel") and event.get("ts"):
+        if not event.get("subtype"):
+            return f"{event['type']}:{event['channel']}:{event['ts']}"
+    event_id = body.get("event_id")
+    return str(event_id) if event_id else None
+
+
+def install(
+    app: AsyncApp,
+    *,
+    store: Any,
+    policy: Any,
+    spawn: Callable[..., Any],
+    settings: Any = None,
+    in_flight: InFlight | None = None,
+) -> None:
+    """The global middleware, in order: the event claim (:mod:`bot.claims`), authorization, the in-flight bound.
+
+    ``settings`` (:class:`bot.settings.Settings`) gives ``event_lease``, ``ack_redis_budget`` and ``max_in_flight``;
+    without it the defaults of the settings apply."""
+    lease = float(getattr(settings, "event_lease", 30.0))
+    budget = float(getattr(settings, "ack_redis_budget", 0.2))
+    slots = in_flight or InFlight(int(getattr(settings, "max_in_flight", 64)))
+    if hasattr(store, "ack_budget"):
+        store.ack_budget = budget  # the HTTP replay check (Store.claim) is on the ack path too
+    _install_event_claim(app, store, lease, budget)
+    _reset_work_after_dispatch(app)
+    _install_authorization(app, store, policy, spawn)
+    _install_in_flight_bound(app, slots, spawn)
+
+
+async def _turn_away(spawn: Callable[..., Any], body: dict[str, Any], client: Any, text: str) -> BoltResponse:
+    """Say ``text`` privately: in the command's ack, else in a message of its own after the ack."""
+    if body.get("command"):
+        return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
+    spawn(tell_privately(body, client, text), name="turn-away")
+    return BoltResponse(status=200, body="")
+
+
+def _install_event_claim(app: AsyncApp, store: Any, lease: float, budget: float) -> None:
+    """The event claim, first: a duplicate event is acked and dropped; every request gets its :class:`Work`."""
 
     @app.middleware
     async def dedup_events(body: dict[str, Any], next: Next) -> BoltResponse | None:
-        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
-        if event_id and not await store.claim(f"evt:{event_id}"):
-            log.info("duplicate event %s ignored", event_id)
-            return BoltResponse(status=200, body="")
+        # the one place of message and event dedup (issue 10): an event is claimed here, by its event id
+        deadline = asyncio.get_running_loop().time() + budget
+        event_id = _claim_name(body)
+        claim: EventClaim | None = None
+        if event_id:
+            claim = EventClaim(store, event_id, lease)
+            if await claim.begin(budget) == "duplicate":
+                return BoltResponse(status=200, body="")
+        work = Work(claim)
+        work.deadline = deadline
+        CURRENT.set(work)  # until the dispatch ends (below): the listener Bolt starts after the middleware inherits it
         await next()
         return None
+
+
+def _reset_work_after_dispatch(app: AsyncApp) -> None:
+    """Wrap the app's dispatch so that the request's :class:`Work` is reset (and told its listener started)."""
+    dispatch = app.async_dispatch
+
+    async def dispatch_with_work(req: Any) -> BoltResponse:
+        # Bolt runs the middleware one after another (``next`` is not the rest of the chain) and the listener after
+        # them all, so the request's Work, made current by ``dedup_events``, is reset here, once the listener runs
+        token = CURRENT.set(None)
+        try:
+            return await dispatch(req)
+        finally:
+            work = CURRENT.get()
+            CURRENT.reset(token)
+            if work is not None:
+                work.listener_started()
+
+    app.async_dispatch = dispatch_with_work  # type: ignore[method-assign]
+
+
+def _install_authorization(app: AsyncApp, store: Any, policy: Any, spawn: Callable[..., Any]) -> None:
+    """Per-user authorization of costly requests, with the user groups found within the ack's Redis budget (a
+    slower lookup makes the decision a gate of the work, after the ack)."""
 
     @app.middleware
     async def authorize(body: dict[str, Any], context: Any, client: Any, next: Next) -> BoltResponse | None:
+        # a typed follow-up reply is not costly: its user groups are read after the ack, only once it is known to
+        # answer a pending question (handlers.listeners on_message), not for every message in every thread
         if _costly(body):
             user = _user(body)
-            groups = await _user_groups(policy, store, client, user)
-            context["user_groups"] = sorted(groups)
-            if not policy.allows(user, user_groups=groups):
+            work = current_work()
+            left = max(0.0, (work.deadline if work is not None else 0.0) - asyncio.get_running_loop().time())
+            groups, pending = await _groups_within(policy, store, client, user, left)
+            context["user_groups"] = groups  # filled in place when the lookup finishes after the ack
+            if pending is not None and work is not None:
+                work.gates.append(_recheck(pending, groups, policy, body, client))
+            elif not policy.allows(user, user_groups=groups):
                 log.info("refused by policy: user %s has no access rule", user)
-                return await turn_away(body, client, REFUSAL)
+                return await _turn_away(spawn, body, client, REFUSAL)
         await next()
         return None
 
 
+class _ShedLog:
+    """The requests answered "busy", logged in one line a second in a burst, not one per request."""
+
+    def __init__(self) -> None:
+        self.at = 0.0
+        self.count = 0
+
+    def shed(self, slots: InFlight) -> None:
+        self.count += 1
+        now = asyncio.get_running_loop().time()
+        if now - self.at >= 1.0:
+            log.warning(
+                "busy: %d request(s) answered 'try again' (%d in flight, WD_MAX_IN_FLIGHT=%d)",
+                self.count,
+                slots.count,
+                slots.limit,
+            )
+            self.at, self.count = now, 0
+
+
+def _install_in_flight_bound(app: AsyncApp, slots: InFlight, spawn: Callable[..., Any]) -> None:
+    """The bound on diagnoses in flight: a costly request beyond it is told "busy"; the request's work holds its
+    slot (left when the work ends)."""
+    shed_log = _ShedLog()
+
+    @app.middleware
+    async def bound_in_flight(body: dict[str, Any], client: Any, next: Next) -> BoltResponse | None:
+        # thread replies are not bounded: most are people talking to each other, and a "busy" in their
+        # thread would be noise; the requests that start a diagnosis are
+        if _costly(body):
+            work = current_work()
+            if not slots.try_enter():
+                kind = "command" if body.get("command") else str(body.get("type") or "other")
+                metrics.SHED.labels(kind).inc()
+                shed_log.shed(slots)
+                return await _turn_away(spawn, body, client, BUSY)
+            if work is not None:
+                work.slot = slots
+            else:
+                slots.leave()
+        await next()
+        return None
+
+
+def _recheck(
+    pending: asyncio.Task[set[str]], groups: set[str], policy: Any, body: dict[str, Any], client: Any
+) -> Callable[[], Awaitable[bool]]:
+    """A gate of the request's work: the user groups looked up after the ack, then the authorization decided
+    with them (a refusal told privately, as before the ack)."""
+
+    async def gate() -> bool:
+        with contextlib.suppress(Exception):  # a failed lookup leaves the groups empty (logged by the lookup)
+            await pending
+        if policy.allows(_user(body), user_groups=groups):
+            return True
+        log.info("refused by policy: user %s has no access rule", _user(body))
+        await tell_privately(body, client, REFUSAL)
+        return False
+
+    return gate
+
+
+async def _groups_within(
+    policy: Any, store: Any, client: Any, user: str, budget: float
+) -> tuple[set[str], asyncio.Task[set[str]] | None]:
+    """The user's groups when found within ``budget`` seconds, else an empty set that the returned lookup task
+    fills when it finishes (after the ack)."""
+    if not policy.subteams():
+        return set(), None
+    lookup = asyncio.get_running_loop().create_task(_user_groups(policy, store, client, user))
+    done, _ = await asyncio.wait({lookup}, timeout=budget)
+    if done and lookup.exception() is None:
+        return set(lookup.result()), None
+    if done:
+        return set(), None
+    metrics.DEDUP_FALLBACKS.labels("slow_user_groups").inc()
+    log.warning("user groups of %s not found within %.2f s: acking first, deciding after the ack", user, budget)
+    groups: set[str] = set()
+
+    def fill(task: asyncio.Task[set[str]]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            groups.update(task.result())
+
+    lookup.add_done_callback(fill)
+    return groups, lookup
+
+
 async def _user_groups(policy: Any, store: Any, client: Any, user: str) -> set[str]:
-    """Slack user groups (S…) named by the policy that ``user`` belongs to (members cached 10 minutes)."""
+    """Slack user groups (S…) named by the policy that ``user`` belongs to (members cached 10 minutes in Redis and
+    a minute in process memory: most requests need no Redis round trip before their ack)."""
     found: set[str] = set()
     for group in sorted(policy.subteams()):
-        members = await store.get_json("usergroup", group)
+        local = store.key("usergroup-local", group)
+        raw = store.memory.get(local)
+        members = json.loads(raw) if raw else await store.get_json("usergroup", group)
         if members is None:
             try:
                 resp = await client.usergroups_users_list(usergroup=group)
@@ -129,6 +306,8 @@ async def _user_groups(policy: Any, store: Any, client: Any, user: str) -> set[s
                 log.warning("cannot list members of user group %s", group)
                 members = []
             await store.put_json(("usergroup", group), members, 600)
+        if not raw:
+            store.memory.set(local, json.dumps(members), 60)
         if user in members:
             found.add(group)
     return found
@@ -136,4 +315,7 @@ async def _user_groups(policy: Any, store: Any, client: Any, user: str) -> set[s
 
 def ask_from(body: dict[str, Any], context: Any, **kwargs: Any) -> Ask:
     """An :class:`Ask` carrying the requester, team and the groups the middleware found."""
-    return Ask(team=_team(body), user=_user(body), user_groups=set(context.get("user_groups") or []), **kwargs)
+    groups = context.get("user_groups")
+    # the middleware's own set, not a copy: a lookup that finished after the ack fills it in place
+    user_groups = groups if isinstance(groups, set) else set(groups or [])
+    return Ask(team=_team(body), user=_user(body), user_groups=user_groups, **kwargs)

@@ -3,20 +3,78 @@
 Posts never parse links or names (``unfurl_*`` off, no ``link_names``); every payload carries a
 ``text`` fallback. When the bot is not in the channel of a slash command it answers through the
 command's ``response_url`` instead.
+
+An answer is never silently dropped (issue 15 §2): a call that failed in a way worth repeating (a 5xx, also
+with a non-JSON body, which slack_sdk's retry handlers do not retry; a connection error) is retried a few
+times; a ``chat.update`` that still fails becomes a new message in the thread (also sent to the channel), a
+``chat.postMessage`` that still fails goes through the command's ``response_url`` when there is one; what no
+path could deliver is logged and counted (``workload_doctor_answers_lost``).
+
+Within the work of a claimed Slack event (:mod:`bot.claims`) the first message posted is recorded in the
+claim, and when the event is a redelivery whose first holder died mid-answer, that holder's stale
+"Diagnosing…" message is updated in place instead of posting a new one.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.shedding import current_claim
+from diagnosis import metrics
 from handlers.blocks import Message, Snippet
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = {"not_in_channel", "channel_not_found", "is_archived", "restricted_action"}
+#: attempts of one call (after slack_sdk's own retry handlers) and the first pause between them (doubling)
+ATTEMPTS = 3
+BACKOFF = 0.3
+
+
+def _status(exc: SlackApiError) -> int:
+    """The HTTP status of a failed call: a SlackResponse has ``status_code``, a raw aiohttp response (the
+    non-JSON body case) ``status``."""
+    resp = exc.response
+    return int(getattr(resp, "status_code", None) or getattr(resp, "status", None) or 0)
+
+
+def _error(exc: SlackApiError) -> str | None:
+    """Slack's ``error`` code, when the response was JSON."""
+    get = getattr(exc.response, "get", None)
+    return str(get("error")) if callable(get) and get("error") else None
+
+
+def transient(exc: BaseException) -> bool:
+    """Worth another attempt: a 5xx (whatever its body), an unreadable body, a connection error or timeout."""
+    if isinstance(exc, SlackApiError):
+        return _status(exc) >= 500 or (_error(exc) is None and "non-JSON" in str(exc))
+    return isinstance(exc, aiohttp.ClientError | asyncio.TimeoutError | ConnectionError)
+
+
+async def call(method: str, fn: Callable[..., Awaitable[Any]], **kwargs: Any) -> Any:
+    """``fn(**kwargs)`` (a Web API method), retried :data:`ATTEMPTS` times in all when it fails transiently."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return await fn(**kwargs)
+        except Exception as exc:
+            if attempt + 1 >= ATTEMPTS or not transient(exc):
+                raise
+            metrics.SLACK_RETRIES.labels(method).inc()
+            log.warning("%s failed (%s); retrying", method, _describe(exc))
+            await asyncio.sleep(BACKOFF * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, SlackApiError):
+        return f"HTTP {_status(exc)} {_error(exc) or 'unreadable body'}"
+    return type(exc).__name__
 
 
 class SlackSurface:
@@ -24,32 +82,85 @@ class SlackSurface:
         self.client = client
         self.channel = channel
         self.respond = respond
+        #: the thread of each message this surface posted (None: a root message), for the update fallback
+        self._threads: dict[str, str | None] = {}
 
     async def post(self, message: Message, thread_ts: str | None = None) -> str | None:
+        claim = current_claim()
+        stale = claim.take_stale(self.channel) if claim is not None else None
+        if stale is not None:
+            # a redelivery whose first holder died: its "Diagnosing…" message becomes this one
+            try:
+                await self._update(str(stale["ts"]), message)
+                self._threads[str(stale["ts"])] = stale.get("thread")
+                return str(stale["ts"])
+            except Exception as exc:
+                log.warning("could not update the stale message %s (%s): posting anew", stale["ts"], _describe(exc))
+        ts = await self._post(message, thread_ts)
+        if ts is not None and claim is not None:
+            await claim.posted(self.channel, ts, thread_ts)
+        return ts
+
+    async def _post(self, message: Message, thread_ts: str | None, broadcast: bool = False) -> str | None:
         try:
-            resp = await self.client.chat_postMessage(
+            resp = await call(
+                "chat.postMessage",
+                self.client.chat_postMessage,
                 channel=self.channel,
                 text=message.text,
                 blocks=message.blocks,
                 thread_ts=thread_ts,
+                reply_broadcast=True if broadcast and thread_ts else None,
                 unfurl_links=False,
                 unfurl_media=False,
             )
         except SlackApiError as exc:
-            if self.respond is not None and exc.response.get("error") in _NOT_MEMBER:
-                log.info("not a member of %s: answering through response_url", self.channel)
-                await self.respond(
-                    text=message.text,
-                    blocks=message.blocks,
-                    response_type="in_channel",
-                    replace_original=False,
-                )
+            if self.respond is not None and (_error(exc) in _NOT_MEMBER or transient(exc)):
+                if _error(exc) in _NOT_MEMBER:
+                    log.info("not a member of %s: answering through response_url", self.channel)
+                else:
+                    log.warning("chat.postMessage failed (%s): answering through response_url", _describe(exc))
+                    metrics.SLACK_FALLBACKS.labels("post_to_response_url").inc()
+                try:
+                    await self.respond(
+                        text=message.text,
+                        blocks=message.blocks,
+                        response_type="in_channel",
+                        replace_original=False,
+                    )
+                except Exception:
+                    metrics.ANSWERS_LOST.labels("response_url").inc()
+                    raise
                 return None
+            metrics.ANSWERS_LOST.labels("chat.postMessage").inc()
             raise
-        return str(resp["ts"])
+        except Exception:
+            metrics.ANSWERS_LOST.labels("chat.postMessage").inc()
+            raise
+        ts = str(resp["ts"])
+        self._threads[ts] = thread_ts
+        return ts
+
+    async def _update(self, ts: str, message: Message) -> None:
+        await call(
+            "chat.update",
+            self.client.chat_update,
+            channel=self.channel,
+            ts=ts,
+            text=message.text,
+            blocks=message.blocks,
+        )
 
     async def update(self, ts: str, message: Message) -> None:
-        await self.client.chat_update(channel=self.channel, ts=ts, text=message.text, blocks=message.blocks)
+        """Replace the message ``ts``; when Slack will not (after the retries), post ``message`` in its thread
+        instead, also sent to the channel: the answer arrives, next to the message it should have replaced."""
+        try:
+            await self._update(ts, message)
+            return
+        except Exception as exc:
+            log.warning("chat.update of %s failed (%s): posting the answer as a new message", ts, _describe(exc))
+            metrics.SLACK_FALLBACKS.labels("update_to_post").inc()
+        await self._post(message, self._threads.get(ts) or ts, broadcast=True)
 
     async def private(self, user: str, message: Message, thread_ts: str | None = None) -> None:
         if self.respond is not None:
@@ -57,8 +168,14 @@ class SlackSurface:
                 text=message.text, blocks=message.blocks, response_type="ephemeral", replace_original=False
             )
             return
-        await self.client.chat_postEphemeral(
-            channel=self.channel, user=user, text=message.text, blocks=message.blocks, thread_ts=thread_ts
+        await call(
+            "chat.postEphemeral",
+            self.client.chat_postEphemeral,
+            channel=self.channel,
+            user=user,
+            text=message.text,
+            blocks=message.blocks,
+            thread_ts=thread_ts,
         )
 
     async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool:

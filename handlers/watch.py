@@ -50,7 +50,9 @@ from diagnosis.osmo.models import Workflow
 from diagnosis.osmo.watch import WatchState, observe, work_kind
 from diagnosis.question import Question
 from handlers.blocks import escape, inline, text_message
-from handlers.doctor import Ask, Doctor, Surface, strip_mentions
+from handlers.doctor import Doctor
+from handlers.parsing import Ask, strip_mentions
+from handlers.protocols import Surface, WatchStore
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +120,7 @@ class Watches:
     def __init__(
         self,
         doctor: Doctor,
-        store: Any,
+        store: WatchStore,
         spawn: Callable[..., asyncio.Task[Any]],
         surface_for: Callable[[str], Surface],
         *,

@@ -51,7 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from sandbox.server import SandboxState
+from sandbox.routes import SandboxState
 
 ALIVE = frozenset({"PENDING", "RUNNING", "WAITING"})
 #: The service's default ``max_log_lines`` config: a ``last_n_lines`` at or above it is ignored.
@@ -225,34 +225,227 @@ def spec_tasks(spec_text: str | None) -> list[dict[str, Any]]:
     return tasks
 
 
-def routes(state: SandboxState) -> list[BaseRoute]:
-    osmo = state.snapshot.get("osmo")
-    if not isinstance(osmo, dict):
-        return []
-    entries: list[dict[str, Any]] = [e for e in osmo.get("workflows") or [] if isinstance(e, dict)]
-    by_id: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        query = entry.get("query") or {}
-        for key in (query.get("name"), query.get("uuid")):
-            if key:
-                by_id[str(key)] = entry
+def _list_entry(query: dict[str, Any]) -> dict[str, Any]:
+    """A ``GET /api/workflow`` list entry from a workflow's ``query`` object."""
+    status = str(query.get("status") or "")
+    return {
+        "user": query.get("submitted_by"),
+        "name": query.get("name"),
+        "workflow_uuid": query.get("uuid"),
+        "submit_time": query.get("submit_time"),
+        "start_time": query.get("start_time"),
+        "end_time": query.get("end_time"),
+        "queued_time": query.get("queued_time"),
+        "duration": query.get("duration"),
+        "status": status,
+        "overview": query.get("overview"),
+        "logs": query.get("logs"),
+        "error_logs": query.get("logs") if status.startswith("FAILED") else None,
+        "grafana_url": query.get("grafana_url"),
+        "dashboard_url": query.get("dashboard_url"),
+        "pool": query.get("pool"),
+        "app_owner": query.get("app_owner"),
+        "app_name": query.get("app_name"),
+        "app_version": query.get("app_version"),
+        "priority": query.get("priority"),
+        "labels": query.get("labels") or {},
+    }
 
-    def denied(request: Request) -> Response | None:
-        if not state.authorized(request):
+
+def _latest_retries(query: dict[str, Any]) -> dict[str, Any]:
+    """``query`` with each group's tasks listed once, at their highest ``retry_id`` (osmo-api.md §3)."""
+    query = dict(query)
+    groups = []
+    for group in query.get("groups") or []:
+        if not isinstance(group, dict):
+            groups.append(group)
+            continue
+        latest: dict[str, dict[str, Any]] = {}
+        for task in group.get("tasks") or []:
+            if isinstance(task, dict):
+                kept = latest.get(str(task.get("name")))
+                if kept is None or int(task.get("retry_id") or 0) > int(kept.get("retry_id") or 0):
+                    latest[str(task.get("name"))] = task
+        groups.append({**group, "tasks": [t for t in group.get("tasks") or [] if t in latest.values()]})
+    query["groups"] = groups
+    return query
+
+
+def _stream(entry: dict[str, Any], text: str) -> Response:
+    """``text`` as a ``text/plain`` stream, held open afterwards for a live workflow."""
+    live = str((entry.get("query") or {}).get("status") or "") in ALIVE
+
+    async def body() -> AsyncIterator[bytes]:
+        if text:
+            yield text.encode("utf-8")
+        if live:
+            # A live workflow's stream is a `tail -f`: nothing more arrives, it never ends.
+            await asyncio.sleep(LIVE_STREAM_HOLD_S)
+
+    return StreamingResponse(body(), media_type="text/plain; charset=utf-8")
+
+
+def _stand_in_error_log(entry: dict[str, Any], task: str) -> str:
+    """The task's log, standing in for its stderr when the snapshot has no ``error_logs`` map (an approximation)."""
+    logs = entry.get("task_logs") or {}
+    text = logs.get(task) if isinstance(logs, dict) else None
+    if text is None and entry.get("logs") is not None:
+        text = task_filter(str(entry.get("logs")), task)
+    return str(text or "")
+
+
+def _log_text(entry: dict[str, Any], task: str | None) -> str | None:
+    """The entry's log, or the task's (its ``task_logs`` text, else its lines of the whole log)."""
+    text = entry.get("logs")
+    if task:
+        task_logs = entry.get("task_logs") or {}
+        if isinstance(task_logs, dict) and task in task_logs:
+            text = task_logs[task]
+        elif text is not None:
+            text = task_filter(text, task)
+    return text
+
+
+def _tail_length(request: Request, osmo: dict[str, Any]) -> int | Response:
+    """``last_n_lines`` as the service reads it (0: the whole log), or the refusal of a bad value."""
+    raw = request.query_params.get("last_n_lines")
+    try:
+        n = int(raw) if raw not in (None, "") else 0
+    except ValueError:
+        return validation_error(
+            ["query", "last_n_lines"],
+            "Input should be a valid integer, unable to parse string as an integer",
+            "int_parsing",
+            raw,
+        )
+    if n < 0:
+        return osmo_error(400, "Users should specify positive value for flag -n.", "USER")
+    configured = osmo.get("max_log_lines")
+    max_lines = configured if isinstance(configured, int) else MAX_LOG_LINES
+    if n >= max_lines:
+        n = 0  # the service ignores a tail at or above its max_log_lines: the whole log, from the start
+    return n
+
+
+def _tasks_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entry's tasks (its ``tasks`` list, else derived from ``spec_template``), with the live task fields."""
+    query = entry.get("query") or {}
+    if isinstance(entry.get("tasks"), list):
+        out = [dict(t) for t in entry["tasks"] if isinstance(t, dict)]
+    else:
+        out = spec_tasks(entry.get("spec_template"))
+    live = {
+        t.get("name"): t
+        for g in query.get("groups") or []
+        if isinstance(g, dict)
+        for t in g.get("tasks") or []
+        if isinstance(t, dict)
+    }
+    for item in out:
+        name = item.get("task_name") or item.get("name")
+        item.setdefault("task_name", name)
+        item.setdefault("workflow_id", query.get("name"))
+        item.setdefault("pool", query.get("pool"))
+        task = live.get(name) or {}
+        item.setdefault("status", task.get("status"))
+        item.setdefault("retry_id", task.get("retry_id", 0))
+        item.setdefault("node", task.get("node_name"))
+        item.setdefault("start_time", task.get("start_time"))
+        item.setdefault("end_time", task.get("end_time"))
+    return out
+
+
+def _wanted_pools(request: Request, all_pools_default: bool) -> set[str] | None:
+    """The ``pools`` to keep, or None for all of them (``all_pools``, whose spec default is given)."""
+    all_pools = query_bool(request, "all_pools", all_pools_default)
+    pools = set(request.query_params.getlist("pools"))
+    return None if all_pools or not pools else pools
+
+
+def _pool_quota_view(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
+    """``GET /api/pool_quota``: the node sets with only the wanted pools (sets left empty dropped)."""
+    if pools is None:
+        return data
+    node_sets = []
+    for ns in data.get("node_sets") or []:
+        if not isinstance(ns, dict):
+            continue
+        kept = [p for p in ns.get("pools") or [] if isinstance(p, dict) and p.get("name") in pools]
+        if kept:
+            node_sets.append({**ns, "pools": kept})
+    return {**data, "node_sets": node_sets}
+
+
+def _pool_list_view(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
+    """``GET /api/pool``: ``{"pools": {name: pool without its resource_usage}}`` from the pool quota."""
+    out = {
+        p["name"]: {k: v for k, v in p.items() if k != "resource_usage"}
+        for ns in data.get("node_sets") or []
+        if isinstance(ns, dict)
+        for p in ns.get("pools") or []
+        if isinstance(p, dict) and p.get("name") and (pools is None or p["name"] in pools)
+    }
+    return {"pools": out}
+
+
+def _node_pools(node: Any) -> set[str]:
+    """The pools a ``/api/resources`` node belongs to."""
+    if not isinstance(node, dict):
+        return set()
+    names: set[str] = set()
+    for key in ("platform_allocatable_fields", "pool_platform_labels"):
+        if isinstance(node.get(key), dict):
+            names |= set(node[key])
+    exposed = node.get("exposed_fields")
+    raw = exposed.get("pool/platform") if isinstance(exposed, dict) else None
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    names |= {item.split("/", 1)[0] for item in items if isinstance(item, str)}
+    return names
+
+
+def _resources_view(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
+    """``GET /api/resources``: the nodes of the wanted pools."""
+    nodes = data.get("resources") or []
+    if pools is not None:
+        nodes = [n for n in nodes if _node_pools(n) & pools]
+    return {**data, "resources": nodes}
+
+
+#: How a pool-filtered section is served: (its snapshot data, the wanted pools or None for all) -> the body.
+SectionView = Callable[[dict[str, Any], set[str] | None], dict[str, Any]]
+
+
+class _OsmoApi:
+    """The OSMO handlers over one snapshot's ``osmo`` section: its workflow entries, found by name or UUID."""
+
+    def __init__(self, state: SandboxState, osmo: dict[str, Any]) -> None:
+        self.state = state
+        self.osmo = osmo
+        self.entries: list[dict[str, Any]] = [e for e in osmo.get("workflows") or [] if isinstance(e, dict)]
+        self.by_id: dict[str, dict[str, Any]] = {}
+        for entry in self.entries:
+            query = entry.get("query") or {}
+            for key in (query.get("name"), query.get("uuid")):
+                if key:
+                    self.by_id[str(key)] = entry
+
+    def denied(self, request: Request) -> Response | None:
+        if not self.state.authorized(request):
             return JSONResponse({"message": "Jwt is missing"}, status_code=401)
         return None
 
-    def find(request: Request) -> dict[str, Any] | Response:
-        refused = denied(request)
+    def find(self, request: Request) -> dict[str, Any] | Response:
+        """The entry of the path's ``workflow_id`` (or the refusal: unauthorized, unknown workflow)."""
+        refused = self.denied(request)
         if refused is not None:
             return refused
         wid = request.path_params["workflow_id"]
-        entry = by_id.get(wid)
+        entry = self.by_id.get(wid)
         if entry is None:
             return osmo_error(400, f"Workflow {wid} is not found.", "DATABASE", wid)
         return entry
 
-    async def token(request: Request) -> Response:
+    async def token(self, request: Request) -> Response:
         # POST takes the token in its JSON body only (``TokenRequest``; the query form is the GET variant's).
         try:
             body = await request.json()
@@ -265,36 +458,11 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             return osmo_error(401, "Access token is invalid or expired.", "USER")
         expires_at = int(time.time()) + JWT_LIFETIME_S
         jwt = make_jwt(expires_at)
-        state.tokens.add(jwt)
+        self.state.tokens.add(jwt)
         return JSONResponse({"token": jwt, "expires_at": expires_at})
 
-    def list_entry(query: dict[str, Any]) -> dict[str, Any]:
-        status = str(query.get("status") or "")
-        return {
-            "user": query.get("submitted_by"),
-            "name": query.get("name"),
-            "workflow_uuid": query.get("uuid"),
-            "submit_time": query.get("submit_time"),
-            "start_time": query.get("start_time"),
-            "end_time": query.get("end_time"),
-            "queued_time": query.get("queued_time"),
-            "duration": query.get("duration"),
-            "status": status,
-            "overview": query.get("overview"),
-            "logs": query.get("logs"),
-            "error_logs": query.get("logs") if status.startswith("FAILED") else None,
-            "grafana_url": query.get("grafana_url"),
-            "dashboard_url": query.get("dashboard_url"),
-            "pool": query.get("pool"),
-            "app_owner": query.get("app_owner"),
-            "app_name": query.get("app_name"),
-            "app_version": query.get("app_version"),
-            "priority": query.get("priority"),
-            "labels": query.get("labels") or {},
-        }
-
-    async def list_workflows(request: Request) -> Response:
-        refused = denied(request)
+    async def list_workflows(self, request: Request) -> Response:
+        refused = self.denied(request)
         if refused is not None:
             return refused
         qp = request.query_params
@@ -306,7 +474,7 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if statuses - WORKFLOW_STATUSES:
             bad = sorted(statuses - WORKFLOW_STATUSES)[0]
             return validation_error(["query", "statuses", 0], "Input should be a WorkflowStatus", "enum", bad)
-        items = scoped(request, [list_entry(e.get("query") or {}) for e in entries], lambda i: i.get("user"))
+        items = scoped(request, [_list_entry(e.get("query") or {}) for e in self.entries], lambda i: i.get("user"))
         if statuses:
             items = [i for i in items if i["status"] in statuses]
         name = qp.get("name")
@@ -316,150 +484,73 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         page = items[offset : offset + limit]
         return JSONResponse({"workflows": page, "more_entries": offset + limit < len(items)})
 
-    async def get_workflow(request: Request) -> Response:
-        entry = find(request)
+    async def get_workflow(self, request: Request) -> Response:
+        entry = self.find(request)
         if isinstance(entry, Response):
             return entry
         if request.query_params.get("verbose", "false").lower() == "true":
             return JSONResponse(entry["query"])
         # Without verbose=true only the latest retry of each task is listed (osmo-api.md §3).
-        query = dict(entry["query"])
-        groups = []
-        for group in query.get("groups") or []:
-            if not isinstance(group, dict):
-                groups.append(group)
-                continue
-            latest: dict[str, dict[str, Any]] = {}
-            for task in group.get("tasks") or []:
-                if isinstance(task, dict):
-                    kept = latest.get(str(task.get("name")))
-                    if kept is None or int(task.get("retry_id") or 0) > int(kept.get("retry_id") or 0):
-                        latest[str(task.get("name"))] = task
-            groups.append({**group, "tasks": [t for t in group.get("tasks") or [] if t in latest.values()]})
-        query["groups"] = groups
-        return JSONResponse(query)
+        return JSONResponse(_latest_retries(entry["query"]))
 
-    async def error_logs(request: Request) -> Response:
+    async def error_logs(self, request: Request) -> Response:
         """``GET /api/workflow/{id}/error_logs?task_name=T[&retry_id=N]`` from the entry's optional ``error_logs``
         map (``{"<task>": text}`` or ``{"<task> retry-<n>": text}``); without it, the task's log."""
-        entry = find(request)
+        entry = self.find(request)
         if isinstance(entry, Response):
             return entry
         task = request.query_params.get("task_name") or ""
         retry = request.query_params.get("retry_id")
         texts = entry.get("error_logs")
         if not isinstance(texts, dict):
-            # No error_logs map in the snapshot: the task's log stands in for its stderr (an approximation).
-            logs = entry.get("task_logs") or {}
-            text = logs.get(task) if isinstance(logs, dict) else None
-            if text is None and entry.get("logs") is not None:
-                text = task_filter(str(entry.get("logs")), task)
-            return stream(entry, str(text or ""))
+            return _stream(entry, _stand_in_error_log(entry, task))
         text = texts.get(f"{task} retry-{retry}") if retry is not None else None
         text = text if text is not None else texts.get(task)
         if text is None:
             return osmo_error(400, f"No error logs for task {task}.", "USER")
-        return stream(entry, str(text))
+        return _stream(entry, str(text))
 
-    def stream(entry: dict[str, Any], text: str) -> Response:
-        live = str((entry.get("query") or {}).get("status") or "") in ALIVE
-
-        async def body() -> AsyncIterator[bytes]:
-            if text:
-                yield text.encode("utf-8")
-            if live:
-                # A live workflow's stream is a `tail -f`: nothing more arrives, it never ends.
-                await asyncio.sleep(LIVE_STREAM_HOLD_S)
-
-        return StreamingResponse(body(), media_type="text/plain; charset=utf-8")
-
-    async def logs(request: Request) -> Response:
-        entry = find(request)
+    async def logs(self, request: Request) -> Response:
+        entry = self.find(request)
         if isinstance(entry, Response):
             return entry
-        text = entry.get("logs")
-        task = request.query_params.get("task_name")
-        if task:
-            task_logs = entry.get("task_logs") or {}
-            if isinstance(task_logs, dict) and task in task_logs:
-                text = task_logs[task]
-            elif text is not None:
-                text = task_filter(text, task)
+        text = _log_text(entry, request.query_params.get("task_name"))
         if text is None:
             return osmo_error(500, "Internal server error: logs are unavailable")
-        raw = request.query_params.get("last_n_lines")
-        try:
-            n = int(raw) if raw not in (None, "") else 0
-        except ValueError:
-            return validation_error(
-                ["query", "last_n_lines"],
-                "Input should be a valid integer, unable to parse string as an integer",
-                "int_parsing",
-                raw,
-            )
-        if n < 0:
-            return osmo_error(400, "Users should specify positive value for flag -n.", "USER")
-        configured = osmo.get("max_log_lines")
-        max_lines = configured if isinstance(configured, int) else MAX_LOG_LINES
-        if n >= max_lines:
-            n = 0  # the service ignores a tail at or above its max_log_lines: the whole log, from the start
-        return stream(entry, tail_lines(text, n) if n > 0 else text)
+        n = _tail_length(request, self.osmo)
+        if isinstance(n, Response):
+            return n
+        return _stream(entry, tail_lines(text, n) if n > 0 else text)
 
-    async def events(request: Request) -> Response:
-        entry = find(request)
+    async def events(self, request: Request) -> Response:
+        entry = self.find(request)
         if isinstance(entry, Response):
             return entry
         text = entry.get("events")
         if text is None:
             return osmo_error(500, "Internal server error: events are unavailable")
         task = request.query_params.get("task_name")
-        return stream(entry, task_filter(text, task, events=True) if task else text)
+        return _stream(entry, task_filter(text, task, events=True) if task else text)
 
-    async def spec(request: Request) -> Response:
-        entry = find(request)
+    async def spec(self, request: Request) -> Response:
+        entry = self.find(request)
         if isinstance(entry, Response):
             return entry
         template = request.query_params.get("use_template", "false").lower() == "true"
         text = entry.get("spec_template") if template else entry.get("spec", entry.get("spec_template"))
         if text is None:
             return osmo_error(500, "Internal server error: spec is unavailable")
-        return stream(entry, text)
+        return _stream(entry, text)
 
-    def tasks_of(entry: dict[str, Any]) -> list[dict[str, Any]]:
-        query = entry.get("query") or {}
-        if isinstance(entry.get("tasks"), list):
-            out = [dict(t) for t in entry["tasks"] if isinstance(t, dict)]
-        else:
-            out = spec_tasks(entry.get("spec_template"))
-        live = {
-            t.get("name"): t
-            for g in query.get("groups") or []
-            if isinstance(g, dict)
-            for t in g.get("tasks") or []
-            if isinstance(t, dict)
-        }
-        for item in out:
-            name = item.get("task_name") or item.get("name")
-            item.setdefault("task_name", name)
-            item.setdefault("workflow_id", query.get("name"))
-            item.setdefault("pool", query.get("pool"))
-            task = live.get(name) or {}
-            item.setdefault("status", task.get("status"))
-            item.setdefault("retry_id", task.get("retry_id", 0))
-            item.setdefault("node", task.get("node_name"))
-            item.setdefault("start_time", task.get("start_time"))
-            item.setdefault("end_time", task.get("end_time"))
-        return out
-
-    async def list_tasks(request: Request) -> Response:
-        refused = denied(request)
+    async def list_tasks(self, request: Request) -> Response:
+        refused = self.denied(request)
         if refused is not None:
             return refused
         wid = request.query_params.get("workflow_id")
         limit, offset = query_int(request, "limit", 20), query_int(request, "offset", 0)
         desc = query_desc(request)
-        chosen = [by_id[wid]] if wid and wid in by_id else ([] if wid else entries)
-        pairs = [(task, (e.get("query") or {}).get("submitted_by")) for e in chosen for task in tasks_of(e)]
+        chosen = [self.by_id[wid]] if wid and wid in self.by_id else ([] if wid else self.entries)
+        pairs = [(task, (e.get("query") or {}).get("submitted_by")) for e in chosen for task in _tasks_of(e)]
         owner = {id(task): user for task, user in pairs}
         items = scoped(request, [task for task, _ in pairs], lambda task: owner[id(task)])
         statuses = set(request.query_params.getlist("statuses"))
@@ -469,95 +560,53 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             items.reverse()
         return JSONResponse({"tasks": items[offset : offset + limit]})
 
-    async def get_task(request: Request) -> Response:
-        entry = find(request)
+    async def get_task(self, request: Request) -> Response:
+        entry = self.find(request)
         if isinstance(entry, Response):
             return entry
         name = request.path_params["task_name"]
-        task = next((t for t in tasks_of(entry) if t.get("task_name") == name), None)
+        task = next((t for t in _tasks_of(entry) if t.get("task_name") == name), None)
         if task is None:
             wid = request.path_params["workflow_id"]
             return osmo_error(400, f"Task {name} of workflow {wid} is not found.", "DATABASE", wid)
         return JSONResponse(task)
 
-    def wanted_pools(request: Request, all_pools_default: bool) -> set[str] | None:
-        all_pools = query_bool(request, "all_pools", all_pools_default)
-        pools = set(request.query_params.getlist("pools"))
-        return None if all_pools or not pools else pools
+    def section(self, key: str, what: str, render: SectionView, all_pools_default: bool = False) -> Any:
+        """A handler serving ``osmo[key]`` through ``render`` to an authorized caller (500 when null), filtered
+        by ``pools`` (unless ``all_pools``, whose spec default is ``all_pools_default``)."""
 
-    def section(key: str, what: str, all_pools_default: bool = False) -> Any:
-        """A handler serving ``osmo[key]`` to an authorized caller (500 when null), filtered by ``pools``
-        (unless ``all_pools``, whose spec default is ``all_pools_default``)."""
+        async def handler(request: Request) -> Response:
+            refused = self.denied(request)
+            if refused is not None:
+                return refused
+            data = self.osmo.get(key)
+            if data is None:
+                return osmo_error(500, f"Internal server error: {what} unavailable")
+            return JSONResponse(render(data, _wanted_pools(request, all_pools_default)))
 
-        def wrap(render: Any) -> Any:
-            async def handler(request: Request) -> Response:
-                refused = denied(request)
-                if refused is not None:
-                    return refused
-                data = osmo.get(key)
-                if data is None:
-                    return osmo_error(500, f"Internal server error: {what} unavailable")
-                return JSONResponse(render(data, wanted_pools(request, all_pools_default)))
+        return handler
 
-            return handler
 
-        return wrap
-
-    @section("pool_quota", "pool quota is", all_pools_default=True)
-    def pool_quota(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
-        if pools is None:
-            return data
-        node_sets = []
-        for ns in data.get("node_sets") or []:
-            if not isinstance(ns, dict):
-                continue
-            kept = [p for p in ns.get("pools") or [] if isinstance(p, dict) and p.get("name") in pools]
-            if kept:
-                node_sets.append({**ns, "pools": kept})
-        return {**data, "node_sets": node_sets}
-
-    @section("pool_quota", "pools are", all_pools_default=True)
-    def pool_list(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
-        out = {
-            p["name"]: {k: v for k, v in p.items() if k != "resource_usage"}
-            for ns in data.get("node_sets") or []
-            if isinstance(ns, dict)
-            for p in ns.get("pools") or []
-            if isinstance(p, dict) and p.get("name") and (pools is None or p["name"] in pools)
-        }
-        return {"pools": out}
-
-    def node_pools(node: Any) -> set[str]:
-        if not isinstance(node, dict):
-            return set()
-        names: set[str] = set()
-        for key in ("platform_allocatable_fields", "pool_platform_labels"):
-            if isinstance(node.get(key), dict):
-                names |= set(node[key])
-        exposed = node.get("exposed_fields")
-        raw = exposed.get("pool/platform") if isinstance(exposed, dict) else None
-        items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
-        names |= {item.split("/", 1)[0] for item in items if isinstance(item, str)}
-        return names
-
-    @section("resources", "resources are")
-    def resources(data: dict[str, Any], pools: set[str] | None) -> dict[str, Any]:
-        nodes = data.get("resources") or []
-        if pools is not None:
-            nodes = [n for n in nodes if node_pools(n) & pools]
-        return {**data, "resources": nodes}
-
+def routes(state: SandboxState) -> list[BaseRoute]:
+    """The route table of the OSMO service (none when the snapshot has no ``osmo`` section)."""
+    osmo = state.snapshot.get("osmo")
+    if not isinstance(osmo, dict):
+        return []
+    api = _OsmoApi(state, osmo)
+    pool_quota = api.section("pool_quota", "pool quota is", _pool_quota_view, all_pools_default=True)
+    pool_list = api.section("pool_quota", "pools are", _pool_list_view, all_pools_default=True)
+    resources = api.section("resources", "resources are", _resources_view)
     wf = "/api/workflow/{workflow_id}"
     return [
-        Route("/api/auth/jwt/access_token", token, methods=["POST"]),
-        Route("/api/workflow", refusing(list_workflows), methods=["GET"]),
-        Route(wf, get_workflow, methods=["GET"]),
-        Route(wf + "/logs", logs, methods=["GET"]),
-        Route(wf + "/error_logs", error_logs, methods=["GET"]),
-        Route(wf + "/events", events, methods=["GET"]),
-        Route(wf + "/spec", spec, methods=["GET"]),
-        Route(wf + "/task/{task_name}", get_task, methods=["GET"]),
-        Route("/api/task", refusing(list_tasks), methods=["GET"]),
+        Route("/api/auth/jwt/access_token", api.token, methods=["POST"]),
+        Route("/api/workflow", refusing(api.list_workflows), methods=["GET"]),
+        Route(wf, api.get_workflow, methods=["GET"]),
+        Route(wf + "/logs", api.logs, methods=["GET"]),
+        Route(wf + "/error_logs", api.error_logs, methods=["GET"]),
+        Route(wf + "/events", api.events, methods=["GET"]),
+        Route(wf + "/spec", api.spec, methods=["GET"]),
+        Route(wf + "/task/{task_name}", api.get_task, methods=["GET"]),
+        Route("/api/task", refusing(api.list_tasks), methods=["GET"]),
         Route("/api/pool_quota", refusing(pool_quota), methods=["GET"]),
         Route("/api/pool", refusing(pool_list), methods=["GET"]),
         Route("/api/resources", refusing(resources), methods=["GET"]),

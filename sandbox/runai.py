@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from sandbox.server import SandboxState, json_error
+from sandbox.routes import SandboxState, json_error
 
 SPEC_SEGMENTS = {
     "trainings": "Training",
@@ -205,39 +205,111 @@ def _page(request: Request, items: list[Any], key: str) -> JSONResponse:
     return JSONResponse(body)
 
 
-def routes(state: SandboxState) -> list[BaseRoute]:
-    runai: dict[str, Any] | None = state.snapshot.get("runai")
-    if not isinstance(runai, dict):
-        return []
-    entries: list[dict[str, Any]] = runai.get("workloads") or []
-    by_id = {e["workload"]["id"]: e for e in entries}
-    version = control_plane_version(runai)
+def _v1_credentials_given(body: dict[str, Any], grant: Any) -> bool:
+    """Whether a v1 token request carries its grant's credentials (the spec's field names)."""
+    if grant == "client_credentials":
+        return bool(body.get("clientID") and body.get("clientSecret"))
+    if grant == "app_token":
+        return bool(body.get("appID") and body.get("appSecret"))
+    return False  # the product logs in with its service account only
 
-    def guard(request: Request) -> Response | None:
-        if not state.authorized(request):
+
+def _history_events(entry: dict[str, Any]) -> list[Any]:
+    """The events of a workload whose snapshot entry has no ``events``: those its history records carry."""
+    history = entry.get("history") or []
+    return [
+        r["spec"]["event"]
+        for r in history
+        if isinstance(r, dict) and isinstance(r.get("spec"), dict) and r["spec"].get("event")
+    ]
+
+
+def _metric_window(request: Request) -> tuple[set[str], datetime, datetime] | Response:
+    """The ``metricType`` names and the ``start``..``end`` window asked (400 when one is missing; a value the
+    spec does not allow raises :class:`BadQuery`)."""
+    raw_types, raw_start, raw_end = _one(request, "metricType"), _one(request, "start"), _one(request, "end")
+    if not raw_types or raw_start is None or raw_end is None:
+        return json_error(400, "Required parameter is missing")
+    types = set(raw_types.split(","))
+    unknown = sorted(types - METRIC_TYPES)
+    if unknown:
+        raise BadQuery(f"metricType: {', '.join(unknown)} is not one of the allowed values")
+    start, end = _date_time(raw_start), _date_time(raw_end)
+    if start is None or end is None:
+        raise BadQuery("start and end must be RFC 3339 date-times")
+    _int(request, "numberOfSamples", 20, low=0, high=1000)
+    return types, start, end
+
+
+def _measurements_in(data: dict[str, Any], types: set[str], start: datetime, end: datetime) -> list[Any]:
+    """The measurements of the asked types with their values inside the window (``null`` items kept)."""
+    out = []
+    for m in data.get("measurements") or []:
+        if not isinstance(m, dict):
+            out.append(m)
+            continue
+        if m.get("type") not in types:
+            continue
+        values = []
+        for v in m.get("values") or []:
+            ts = _parse_time(v.get("timestamp")) if isinstance(v, dict) else None
+            if ts is None or start <= ts <= end:
+                values.append(v)
+        out.append({**m, "values": values})
+    return out
+
+
+def _v2_spec(entry: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """A ``WorkloadsV2`` spec body: the snapshot's own, or a v1-shaped ``spec`` entry wrapped."""
+    if "workload" in spec:
+        return spec
+    wl = entry["workload"]
+    return {
+        "workload": {
+            "metadata": {"name": spec.get("name") or wl.get("name"), "projectId": wl.get("projectId")},
+            "desiredPhase": spec.get("desiredPhase") or "Running",
+            "workloadManifest": spec.get("spec") or {},
+            "rawManifest": spec.get("spec") or {},
+        }
+    }
+
+
+class _RunaiApi:
+    """The Run:ai control-plane handlers over one snapshot's ``runai`` section."""
+
+    def __init__(self, state: SandboxState, runai: dict[str, Any]) -> None:
+        self.state = state
+        self.runai = runai
+        self.entries: list[dict[str, Any]] = runai.get("workloads") or []
+        self.by_id = {e["workload"]["id"]: e for e in self.entries}
+        self.version = control_plane_version(runai)
+
+    def guard(self, request: Request) -> Response | None:
+        if not self.state.authorized(request):
             return json_error(401, "Issuer is not familiar.")
         return None
 
-    def entry_or_404(request: Request) -> dict[str, Any] | Response:
-        denied = guard(request)
+    def entry_or_404(self, request: Request) -> dict[str, Any] | Response:
+        """The entry of the path's ``workload_id`` (or the refusal: unauthorized, unknown workload)."""
+        denied = self.guard(request)
         if denied is not None:
             return denied
-        entry = by_id.get(request.path_params["workload_id"])
+        entry = self.by_id.get(request.path_params["workload_id"])
         if entry is None:
             return json_error(404, "Resource id not found.")
         return entry
 
-    async def token_v2(request: Request) -> Response:
+    async def token_v2(self, request: Request) -> Response:
         form = await request.form()  # read (and recorded) even when refused
-        if version < (2, 24):
+        if self.version < (2, 24):
             return json_error(404, "Resource not found.")
         if form.get("grant_type") != "client_credentials":
             return JSONResponse({"error": "unsupported_grant_type"}, status_code=400)
         if not form.get("client_id") or not form.get("client_secret"):
             return JSONResponse({"error": "invalid_request"}, status_code=400)
-        return JSONResponse({"access_token": state.issue_token(), "token_type": "Bearer", "expires_in": 3600})
+        return JSONResponse({"access_token": self.state.issue_token(), "token_type": "Bearer", "expires_in": 3600})
 
-    async def token_v1(request: Request) -> Response:
+    async def token_v1(self, request: Request) -> Response:
         try:
             body = await request.json()
         except ValueError:
@@ -245,28 +317,22 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         if not isinstance(body, dict):
             return json_error(400, "Required parameter is missing")
         grant = body.get("grantType")
-        allowed = V1_GRANTS if version >= (2, 20) else V1_GRANTS - {"client_credentials"}
+        allowed = V1_GRANTS if self.version >= (2, 20) else V1_GRANTS - {"client_credentials"}
         if grant not in allowed:
             return json_error(400, f"grantType: value {grant!r} is not one of the allowed values")
-        if grant == "client_credentials":
-            ok = body.get("clientID") and body.get("clientSecret")
-        elif grant == "app_token":
-            ok = body.get("appID") and body.get("appSecret")
-        else:
-            ok = False  # the product logs in with its service account only
-        if not ok:
+        if not _v1_credentials_given(body, grant):
             return json_error(400, "Required parameter is missing")
-        reply: dict[str, Any] = {"accessToken": state.issue_token(), "idToken": "", "refreshToken": ""}
-        if version >= (2, 24):
+        reply: dict[str, Any] = {"accessToken": self.state.issue_token(), "idToken": "", "refreshToken": ""}
+        if self.version >= (2, 24):
             reply["expiresIn"] = 3600
         return JSONResponse(reply)
 
-    async def list_workloads(request: Request) -> Response:
-        denied = guard(request)
+    async def list_workloads(self, request: Request) -> Response:
+        denied = self.guard(request)
         if denied is not None:
             return denied
         deleted = _deleted(request)
-        items = [e["workload"] for e in entries if bool(e["workload"].get("deletedAt")) == deleted]
+        items = [e["workload"] for e in self.entries if bool(e["workload"].get("deletedAt")) == deleted]
         for expr in _filters(request, WORKLOAD_FIELDS, WORKLOAD_DATES):
             items = [w for w in items if _matches(w, expr)]
         sort_by, desc = _sort(request, WORKLOAD_FIELDS)
@@ -274,24 +340,18 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             items.sort(key=lambda w: str(w.get(sort_by) or ""), reverse=desc)
         return _page(request, items, "workloads")
 
-    async def get_workload(request: Request) -> Response:
-        entry = entry_or_404(request)
+    async def get_workload(self, request: Request) -> Response:
+        entry = self.entry_or_404(request)
         return entry if isinstance(entry, Response) else JSONResponse(entry["workload"])
 
-    def sub_resource(key: str, envelope: str, *, null_status: int = 500) -> Any:
+    def sub_resource(self, key: str, envelope: str, *, null_status: int = 500) -> Any:
+        """A handler paging the entry's ``key`` list (pods, history, events) under ``envelope``."""
+
         async def handler(request: Request) -> Response:
-            entry = entry_or_404(request)
+            entry = self.entry_or_404(request)
             if isinstance(entry, Response):
                 return entry
-            if key == "events" and "events" not in entry:
-                history = entry.get("history") or []
-                data: Any = [
-                    r["spec"]["event"]
-                    for r in history
-                    if isinstance(r, dict) and isinstance(r.get("spec"), dict) and r["spec"].get("event")
-                ]
-            else:
-                data = entry.get(key)
+            data: Any = _history_events(entry) if key == "events" and "events" not in entry else entry.get(key)
             if data is None:
                 return json_error(null_status, "Something went wrong.")
             if key == "events":
@@ -305,42 +365,23 @@ def routes(state: SandboxState) -> list[BaseRoute]:
 
         return handler
 
-    async def metrics(request: Request) -> Response:
-        entry = entry_or_404(request)
+    async def metrics(self, request: Request) -> Response:
+        entry = self.entry_or_404(request)
         if isinstance(entry, Response):
             return entry
         data = entry.get("metrics")
         if data is None:
             return json_error(500, "Something went wrong.")
-        raw_types, raw_start, raw_end = _one(request, "metricType"), _one(request, "start"), _one(request, "end")
-        if not raw_types or raw_start is None or raw_end is None:
-            return json_error(400, "Required parameter is missing")
-        types = set(raw_types.split(","))
-        unknown = sorted(types - METRIC_TYPES)
-        if unknown:
-            raise BadQuery(f"metricType: {', '.join(unknown)} is not one of the allowed values")
-        start, end = _date_time(raw_start), _date_time(raw_end)
-        if start is None or end is None:
-            raise BadQuery("start and end must be RFC 3339 date-times")
-        _int(request, "numberOfSamples", 20, low=0, high=1000)
-        out = []
-        for m in data.get("measurements") or []:
-            if not isinstance(m, dict):
-                out.append(m)
-                continue
-            if m.get("type") not in types:
-                continue
-            values = []
-            for v in m.get("values") or []:
-                ts = _parse_time(v.get("timestamp")) if isinstance(v, dict) else None
-                if ts is None or start <= ts <= end:
-                    values.append(v)
-            out.append({**m, "values": values})
-        return JSONResponse({"measurements": out})
+        window = _metric_window(request)
+        if isinstance(window, Response):
+            return window
+        return JSONResponse({"measurements": _measurements_in(data, *window)})
 
-    def spec_handler(segment: str) -> Any:
+    def spec_handler(self, segment: str) -> Any:
+        """The handler of ``GET /api/v1/workloads/<segment>/{id}``: the spec of a workload of that kind."""
+
         async def spec(request: Request) -> Response:
-            entry = entry_or_404(request)
+            entry = self.entry_or_404(request)
             if isinstance(entry, Response):
                 return entry
             if _kind(entry["workload"].get("type")) != _kind(SPEC_SEGMENTS[segment]) or entry.get("spec") is None:
@@ -349,36 +390,24 @@ def routes(state: SandboxState) -> list[BaseRoute]:
 
         return spec
 
-    async def spec_v2(request: Request) -> Response:
-        entry = entry_or_404(request)
+    async def spec_v2(self, request: Request) -> Response:
+        entry = self.entry_or_404(request)
         if isinstance(entry, Response):
             return entry
         spec = entry.get("spec")
         if entry["workload"].get("sourceApi") != "WorkloadsV2" or not isinstance(spec, dict):
             return json_error(404, "Resource id not found.")
-        if "workload" in spec:
-            return JSONResponse(spec)
-        wl = entry["workload"]
-        return JSONResponse(
-            {
-                "workload": {
-                    "metadata": {"name": spec.get("name") or wl.get("name"), "projectId": wl.get("projectId")},
-                    "desiredPhase": spec.get("desiredPhase") or "Running",
-                    "workloadManifest": spec.get("spec") or {},
-                    "rawManifest": spec.get("spec") or {},
-                }
-            }
-        )
+        return JSONResponse(_v2_spec(entry, spec))
 
-    async def clusters(request: Request) -> Response:
-        denied = guard(request)
-        return denied or JSONResponse(runai.get("clusters") or [])
+    async def clusters(self, request: Request) -> Response:
+        denied = self.guard(request)
+        return denied or JSONResponse(self.runai.get("clusters") or [])
 
-    async def projects(request: Request) -> Response:
-        denied = guard(request)
+    async def projects(self, request: Request) -> Response:
+        denied = self.guard(request)
         if denied is not None:
             return denied
-        items = list(runai.get("projects") or [])
+        items = list(self.runai.get("projects") or [])
         for expr in _filters(request, PROJECT_FIELDS, PROJECT_DATES):
             items = [p for p in items if _matches(p, expr)]
         sort_by, desc = _sort(request, PROJECT_FIELDS)
@@ -386,23 +415,30 @@ def routes(state: SandboxState) -> list[BaseRoute]:
             items.sort(key=lambda p: str(p.get(sort_by) or ""), reverse=desc)
         return _page(request, items, "projects")
 
+
+def routes(state: SandboxState) -> list[BaseRoute]:
+    """The route table of the Run:ai control plane (none when the snapshot has no ``runai`` section)."""
+    runai: dict[str, Any] | None = state.snapshot.get("runai")
+    if not isinstance(runai, dict):
+        return []
+    api = _RunaiApi(state, runai)
     base = "/api/v1/workloads"
     return [
-        Route("/api/v2/token", token_v2, methods=["POST"]),
-        Route("/api/v1/token", token_v1, methods=["POST"]),
-        Route(base, _checked(list_workloads), methods=["GET"]),
+        Route("/api/v2/token", api.token_v2, methods=["POST"]),
+        Route("/api/v1/token", api.token_v1, methods=["POST"]),
+        Route(base, _checked(api.list_workloads), methods=["GET"]),
         *[
-            Route(f"{base}/{segment}/{{workload_id}}", spec_handler(segment), methods=["GET"])
+            Route(f"{base}/{segment}/{{workload_id}}", api.spec_handler(segment), methods=["GET"])
             for segment in SPEC_SEGMENTS
         ],
-        Route(base + "/{workload_id}", get_workload, methods=["GET"]),
-        Route(base + "/{workload_id}/pods", _checked(sub_resource("pods", "pods")), methods=["GET"]),
-        Route(base + "/{workload_id}/history", _checked(sub_resource("history", "records")), methods=["GET"]),
-        Route(base + "/{workload_id}/events", _checked(sub_resource("events", "events")), methods=["GET"]),
-        Route(base + "/{workload_id}/metrics", _checked(metrics), methods=["GET"]),
-        Route("/api/v2/workloads/{workload_id}", spec_v2, methods=["GET"]),
-        Route("/api/v1/clusters", clusters, methods=["GET"]),
-        Route("/api/v1/org-unit/projects", _checked(projects), methods=["GET"]),
+        Route(base + "/{workload_id}", api.get_workload, methods=["GET"]),
+        Route(base + "/{workload_id}/pods", _checked(api.sub_resource("pods", "pods")), methods=["GET"]),
+        Route(base + "/{workload_id}/history", _checked(api.sub_resource("history", "records")), methods=["GET"]),
+        Route(base + "/{workload_id}/events", _checked(api.sub_resource("events", "events")), methods=["GET"]),
+        Route(base + "/{workload_id}/metrics", _checked(api.metrics), methods=["GET"]),
+        Route("/api/v2/workloads/{workload_id}", api.spec_v2, methods=["GET"]),
+        Route("/api/v1/clusters", api.clusters, methods=["GET"]),
+        Route("/api/v1/org-unit/projects", _checked(api.projects), methods=["GET"]),
     ]
 
 

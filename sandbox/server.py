@@ -6,22 +6,26 @@ It answers like the Run:ai control plane, the cluster's Kubernetes API (when the
 section), injects the snapshot's ``faults``, and records every request so tests can assert that nothing
 mutating was ever asked.
 The diagnosis core never imports this package.
+
+Each system's routes come from its module through :data:`ROUTE_TABLE` (one :class:`~sandbox.routes.Section`
+per snapshot section); the modules share :class:`~sandbox.routes.SandboxState` from the leaf
+:mod:`sandbox.routes`, never this module. A snapshot field of the wrong shape gives one line, never a
+traceback: :func:`validate_snapshot` names it (``kubernetes.pods[0].status must be an object``), and a route
+that still fails on one answers 500 and prints one line naming the section and the request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import fnmatch
 import json
 import os
 import re
-import secrets
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import MutableMapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +33,28 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Match
+
+from sandbox import k8s, osmo, runai
+from sandbox.routes import CLUSTER_SCOPE_KEY, Fault, SandboxState, Section, SeenRequest, json_error
+
+__all__ = [
+    "CLUSTER_SCOPE_KEY",
+    "REQUEST_LOG_PATH",
+    "ROUTE_TABLE",
+    "Fault",
+    "Sandbox",
+    "SandboxState",
+    "SeenRequest",
+    "SnapshotError",
+    "json_error",
+    "load_snapshot",
+    "validate_snapshot",
+]
 
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 #: Where one cluster's Kubernetes API is served when the snapshot gives ``kubernetes_by_cluster``.
 CLUSTER_PREFIX = re.compile(r"^/k8s/clusters/(?P<cluster>[^/]+)(?P<rest>/.*)?$")
-#: The ASGI scope key that carries the cluster of a request under :data:`CLUSTER_PREFIX` to the routes.
-CLUSTER_SCOPE_KEY = "wd.sandbox.cluster"
 
 
 class SnapshotError(ValueError):
@@ -73,11 +92,21 @@ def validate_snapshot(data: Any, name: str = "snapshot") -> None:
             wl = entry.get("workload") if isinstance(entry, dict) else None
             if not isinstance(wl, dict) or not wl.get("id") or not wl.get("name"):
                 raise SnapshotError(f"{name}: runai.workloads[{i}].workload needs an 'id' and a 'name'")
+        for i, entry in enumerate(runai.get("workloads", [])):
+            if entry.get("metrics") is not None and not isinstance(entry["metrics"], dict):
+                raise SnapshotError(
+                    f"{name}: runai.workloads[{i}].metrics must be an object, not {_kind(entry['metrics'])}"
+                )
     by_cluster = data.get("kubernetes_by_cluster")
     if by_cluster is not None and (
         not isinstance(by_cluster, dict) or not all(isinstance(v, dict) for v in by_cluster.values())
     ):
         raise SnapshotError(f"{name}: 'kubernetes_by_cluster' must map cluster uuids to 'kubernetes' objects")
+    kube_sections = {f"kubernetes_by_cluster.{k}": v for k, v in (by_cluster or {}).items()}
+    if "kubernetes" in data:
+        kube_sections["kubernetes"] = data["kubernetes"]
+    for where, kube in kube_sections.items():
+        _validate_kubernetes(kube, f"{name}: {where}")
     if "osmo" in data and not isinstance(data["osmo"], dict):
         raise SnapshotError(f"{name}: 'osmo' must be an object")
     faults = data.get("faults") or []
@@ -85,26 +114,32 @@ def validate_snapshot(data: Any, name: str = "snapshot") -> None:
         raise SnapshotError(f"{name}: 'faults' must be a list of objects with a 'path'")
 
 
-@dataclass
-class SeenRequest:
-    """One request the sandbox received (``query`` is the raw query string)."""
+def _kind(value: Any) -> str:
+    """``"a string"``, ``"a list"``, ``"null"``: how a message names the JSON type it found."""
+    if value is None:
+        return "null"
+    names = {str: "a string", list: "a list", dict: "an object", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
 
-    method: str
-    path: str
-    query: str
-    status: int = 0
-    started: float = 0.0  # time.monotonic() when the request arrived
-    finished: float = 0.0  # time.monotonic() when the response started
-    client_port: int | None = None  # the caller's TCP port: one per connection (reuse is visible)
-    #: The cluster whose Kubernetes API was asked (``kubernetes_by_cluster``); ``path`` is then the path within
-    #: that API, without the ``/k8s/clusters/<uuid>`` prefix, so faults match it as they match a lone cluster's.
-    cluster: str | None = None
-    #: The path as sent (percent-escapes kept: an escaped ``/`` inside one segment stays visible).
-    raw_path: str = ""
-    #: A body's ``Content-Type`` (media type only) and its field names with their values, secrets masked
-    #: (:func:`body_fields`); None for a request without a body. Spec contract tests read them.
-    content_type: str | None = None
-    body: dict[str, str] | None = None
+
+def _validate_kubernetes(kube: Any, where: str) -> None:
+    """A ``kubernetes`` section's shapes the routes and the Tier 2 reader rely on: lists of objects, and a pod's
+    ``metadata``, ``spec`` and ``status`` objects (a string there is a malformed snapshot, not a cluster's answer).
+    Raises :class:`SnapshotError` naming the first bad field, e.g. ``kubernetes.pods[0].status``."""
+    if not isinstance(kube, dict):
+        raise SnapshotError(f"{where} must be an object, not {_kind(kube)}")
+    for key in ("pods", "events", "nodes", "logs"):
+        items = kube.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise SnapshotError(f"{where}.{key} must be a list, not {_kind(items)}")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise SnapshotError(f"{where}.{key}[{i}] must be an object, not {_kind(item)}")
+            for part in ("metadata", "spec", "status") if key in ("pods", "nodes") else ("metadata",):
+                if item.get(part) is not None and not isinstance(item[part], dict):
+                    raise SnapshotError(f"{where}.{key}[{i}].{part} must be an object, not {_kind(item[part])}")
 
 
 #: Body fields whose values are never recorded (client secrets, passwords, access tokens).
@@ -132,158 +167,192 @@ def body_fields(content_type: str | None, data: bytes) -> dict[str, str] | None:
     return {str(k): "<masked>" if _SECRET_FIELD.search(str(k)) else str(v) for k, v in pairs}
 
 
-@dataclass
-class Fault:
-    path: str
-    status: int | None = None
-    delay_ms: int | None = None
-    times: int | None = None
-    used: int = 0
-
-    def matches(self, path: str) -> bool:
-        if self.times is not None and self.used >= self.times:
-            return False
-        return fnmatch.fnmatchcase(path, self.path)
-
-
-@dataclass
-class SandboxState:
-    """What route modules share: the snapshot, the issued tokens and the extra latency."""
-
-    snapshot: dict[str, Any]
-    latency: float = 0.0
-    tokens: set[str] = field(default_factory=set)
-    #: ``kubernetes_by_cluster``: the one bearer token each cluster's Kubernetes API accepts.
-    cluster_tokens: dict[str, str] = field(default_factory=dict)
-    requests: list[SeenRequest] = field(default_factory=list)
-    faults: list[Fault] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def issue_token(self) -> str:
-        token = "sbx-" + secrets.token_hex(16)
-        self.tokens.add(token)
-        return token
-
-    def authorized(self, request: Request) -> bool:
-        header = request.headers.get("authorization", "")
-        return header.startswith("Bearer ") and header[7:] in self.tokens
-
-    def cluster_token(self, cluster: str) -> str:
-        """The token of ``cluster``'s Kubernetes API (``kubernetes_by_cluster``), issued once."""
-        with self.lock:
-            return self.cluster_tokens.setdefault(cluster, "sbx-k8s-" + secrets.token_hex(16))
-
-    def authorized_for(self, request: Request, cluster: str) -> bool:
-        """Whether the request carries ``cluster``'s own token (another cluster's is refused)."""
-        header = request.headers.get("authorization", "")
-        token = self.cluster_tokens.get(cluster)
-        return token is not None and header == f"Bearer {token}"
-
-    @property
-    def kubernetes_by_cluster(self) -> dict[str, dict[str, Any]] | None:
-        """The snapshot's ``kubernetes_by_cluster`` (None when it has none: a lone ``kubernetes`` serves all)."""
-        by_cluster = self.snapshot.get("kubernetes_by_cluster")
-        return by_cluster if isinstance(by_cluster, dict) else None
-
-
-def json_error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"code": status, "message": message}, status_code=status)
-
-
 #: The sandbox's own request log (JSON), for benchmarks that run it in a process of its own.
 REQUEST_LOG_PATH = "/_sandbox/requests"
 
+#: The route table: each snapshot section and the module serving it, in matching order.
+ROUTE_TABLE: tuple[Section, ...] = (
+    Section("runai", runai.routes),
+    Section("kubernetes", k8s.routes),
+    Section("osmo", osmo.routes),
+)
+
 
 def build_app(state: SandboxState) -> Starlette:
-    """The Starlette app: recording + faults + latency middleware around the route modules."""
-    from sandbox import k8s, osmo, runai
+    """The Starlette app: recording + faults + latency middleware around the routes of :data:`ROUTE_TABLE`.
 
-    routes: list[BaseRoute] = []
-    for factory in (runai.routes, k8s.routes, osmo.routes):
-        routes += factory(state)
+    Raises :class:`SnapshotError` (one line naming the section) when a section's routes cannot be built from
+    the snapshot. A route that fails on a malformed field answers 500 and prints one line on stderr (once per
+    distinct failure), never a traceback (issue 15 §5)."""
+    routes, owners = _table_routes(state)
     app = Starlette(routes=routes)
+    app.add_exception_handler(404, _not_found)
+    app.add_exception_handler(405, _not_allowed)
+    return _Recorder(app, state, owners)  # type: ignore[return-value]
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return json_error(404, "Resource not found.")
 
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return json_error(405, "Method not allowed.")
+def _table_routes(state: SandboxState) -> tuple[list[BaseRoute], list[tuple[str, BaseRoute]]]:
+    """Every section's routes in :data:`ROUTE_TABLE` order, and ``(section name, route)`` for each (to name the
+    section of a request that fails)."""
+    routes: list[BaseRoute] = []
+    owners: list[tuple[str, BaseRoute]] = []
+    for section in ROUTE_TABLE:
+        try:
+            built = section.routes(state)
+        except Exception as exc:
+            raise SnapshotError(f"snapshot: the '{section.name}' section cannot be served: {_one_line(exc)}") from exc
+        routes += built
+        owners += [(section.name, r) for r in built]
+    return routes, owners
 
-    app.add_exception_handler(404, not_found)
-    app.add_exception_handler(405, not_allowed)
 
-    async def middleware(scope: Any, receive: Any, send: Any) -> None:
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return json_error(404, "Resource not found.")
+
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    return json_error(405, "Method not allowed.")
+
+
+def _seen_request(scope: Any, cluster: str | None) -> SeenRequest:
+    """The record of a request arriving now (``scope`` already within its cluster's API)."""
+    seen = SeenRequest(
+        scope["method"],
+        scope["path"],
+        scope.get("query_string", b"").decode("latin-1"),
+        started=time.monotonic(),
+        client_port=(scope.get("client") or (None, None))[1],
+        cluster=cluster,
+        raw_path=(scope.get("raw_path") or b"").decode("latin-1") or scope["path"],
+    )
+    headers = dict(scope.get("headers") or [])
+    if b"content-type" in headers:
+        seen.content_type = headers[b"content-type"].decode("latin-1").split(";")[0].strip().lower()
+    return seen
+
+
+def _recording_send(seen: SeenRequest, send: Any) -> Any:
+    """``send`` recording the response's status and when it started in ``seen``."""
+
+    async def recording_send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            seen.status = message["status"]
+            seen.finished = time.monotonic()
+        await send(message)
+
+    return recording_send
+
+
+def _recording_receive(seen: SeenRequest, receive: Any) -> Any:
+    """``receive`` recording the body's fields in ``seen`` (its first :data:`_BODY_CAP` bytes)."""
+    received = bytearray()
+
+    async def recording_receive() -> MutableMapping[str, Any]:
+        message: MutableMapping[str, Any] = await receive()
+        if message["type"] == "http.request" and len(received) < _BODY_CAP:
+            received.extend(message.get("body", b""))
+            if not message.get("more_body"):
+                seen.body = body_fields(seen.content_type, bytes(received))
+        return message
+
+    return recording_receive
+
+
+class _Recorder:
+    """The ASGI middleware around the app: records every request, injects the snapshot's faults and the latency,
+    routes ``/k8s/clusters/<uuid>`` to that cluster's API and turns a route's failure into one line and a 500."""
+
+    def __init__(self, app: Starlette, state: SandboxState, owners: list[tuple[str, BaseRoute]]) -> None:
+        self.app = app
+        self.state = state
+        self.owners = owners
+
+    def section_of(self, scope: Any) -> str:
+        return next((name for name, r in self.owners if r.matches(scope)[0] == Match.FULL), "snapshot")
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
-            await app(scope, receive, send)
+            await self.app(scope, receive, send)
             return
         if scope["path"] == REQUEST_LOG_PATH and scope["method"] == "GET":
-            # The request log for a benchmark running in another process (not recorded itself).
-            with state.lock:
-                log = [
-                    {
-                        "method": r.method,
-                        "path": r.path,
-                        "status": r.status,
-                        "started": r.started,
-                        "finished": r.finished,
-                    }
-                    for r in state.requests
-                ]
-            await JSONResponse(log)(scope, receive, send)
+            await self.serve_request_log(scope, receive, send)
             return
-        cluster = None
         asked_path = scope["path"]
-        prefixed = CLUSTER_PREFIX.match(asked_path) if state.kubernetes_by_cluster is not None else None
-        if prefixed is not None:
-            # One cluster's Kubernetes API: route (and record, and match faults on) the path within it.
-            cluster = prefixed["cluster"]
-            rest = prefixed["rest"] or "/"
-            scope = {**scope, "path": rest, "raw_path": rest.encode("latin-1"), CLUSTER_SCOPE_KEY: cluster}
-        seen = SeenRequest(
-            scope["method"],
-            scope["path"],
-            scope.get("query_string", b"").decode("latin-1"),
-            started=time.monotonic(),
-            client_port=(scope.get("client") or (None, None))[1],
-            cluster=cluster,
-            raw_path=(scope.get("raw_path") or b"").decode("latin-1") or scope["path"],
-        )
-        headers = dict(scope.get("headers") or [])
-        if b"content-type" in headers:
-            seen.content_type = headers[b"content-type"].decode("latin-1").split(";")[0].strip().lower()
-        with state.lock:
-            state.requests.append(seen)
-            # A fault's glob matches the path within a cluster's API, or the whole path to aim at one cluster.
-            fault = next((f for f in state.faults if f.matches(seen.path) or f.matches(asked_path)), None)
-            if fault is not None:
-                fault.used += 1
-        delay = state.latency + ((fault.delay_ms or 0) / 1000 if fault else 0)
+        scope, cluster = self.within_cluster(scope)
+        seen = _seen_request(scope, cluster)
+        fault = self.record(seen, asked_path)
+        delay = self.state.latency + ((fault.delay_ms or 0) / 1000 if fault else 0)
         if delay:
             await asyncio.sleep(delay)
-
-        async def recording_send(message: MutableMapping[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                seen.status = message["status"]
-                seen.finished = time.monotonic()
-            await send(message)
-
-        received = bytearray()
-
-        async def recording_receive() -> MutableMapping[str, Any]:
-            message: MutableMapping[str, Any] = await receive()
-            if message["type"] == "http.request" and len(received) < _BODY_CAP:
-                received.extend(message.get("body", b""))
-                if not message.get("more_body"):
-                    seen.body = body_fields(seen.content_type, bytes(received))
-            return message
-
+        recording_send = _recording_send(seen, send)
+        recording_receive = _recording_receive(seen, receive)
         if fault is not None and fault.status:
             response = json_error(fault.status, "Injected fault.")
             await response(scope, receive, recording_send)
             return
-        await app(scope, recording_receive, recording_send)
+        try:
+            await self.app(scope, recording_receive, recording_send)
+        except Exception as exc:
+            self.report_failure(scope, seen, exc)
+            if not seen.status:
+                failed = json_error(500, "The sandbox could not serve this from the snapshot.")
+                await failed(scope, receive, recording_send)
 
-    return middleware  # type: ignore[return-value]
+    async def serve_request_log(self, scope: Any, receive: Any, send: Any) -> None:
+        """The request log for a benchmark running in another process (not recorded itself)."""
+        with self.state.lock:
+            log = [
+                {
+                    "method": r.method,
+                    "path": r.path,
+                    "status": r.status,
+                    "started": r.started,
+                    "finished": r.finished,
+                }
+                for r in self.state.requests
+            ]
+        await JSONResponse(log)(scope, receive, send)
+
+    def within_cluster(self, scope: Any) -> tuple[Any, str | None]:
+        """``scope`` and its cluster: for ``/k8s/clusters/<uuid>/...`` (with ``kubernetes_by_cluster``) the path
+        within that cluster's API, the cluster named in the scope; else ``scope`` as it is, and None."""
+        asked_path = scope["path"]
+        prefixed = CLUSTER_PREFIX.match(asked_path) if self.state.kubernetes_by_cluster is not None else None
+        if prefixed is None:
+            return scope, None
+        # One cluster's Kubernetes API: route (and record, and match faults on) the path within it.
+        cluster = prefixed["cluster"]
+        rest = prefixed["rest"] or "/"
+        return {**scope, "path": rest, "raw_path": rest.encode("latin-1"), CLUSTER_SCOPE_KEY: cluster}, cluster
+
+    def record(self, seen: SeenRequest, asked_path: str) -> Fault | None:
+        """Record ``seen``; the fault it meets (now used once more), if any."""
+        with self.state.lock:
+            self.state.requests.append(seen)
+            # A fault's glob matches the path within a cluster's API, or the whole path to aim at one cluster.
+            fault = next((f for f in self.state.faults if f.matches(seen.path) or f.matches(asked_path)), None)
+            if fault is not None:
+                fault.used += 1
+        return fault
+
+    def report_failure(self, scope: Any, seen: SeenRequest, exc: Exception) -> None:
+        # A snapshot field of the wrong shape (a string where an object is expected, ...): one line naming
+        # the section and the request, instead of the server's traceback; the product sees a 500.
+        line = (
+            f"workload-doctor sandbox: the '{self.section_of(scope)}' section of the snapshot cannot answer "
+            f"{seen.method} {seen.path}: {_one_line(exc)} (a malformed field?)"
+        )
+        with self.state.lock:
+            first = line not in self.state.failures
+            self.state.failures.add(line)
+        if first:
+            print(line, file=sys.stderr, flush=True)
+
+
+def _one_line(exc: BaseException) -> str:
+    """``"AttributeError: 'str' object has no attribute 'get'"``, cut to one short line."""
+    text = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class Sandbox:

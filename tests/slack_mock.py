@@ -58,6 +58,8 @@ class _Fault:
     times: int
     retry_after: int = 1
     error: str | None = None
+    body: bytes | None = None  # a raw (non-JSON) body, served with ``content_type``
+    content_type: str = "text/html"
 
 
 class _Server(ThreadingHTTPServer):
@@ -98,7 +100,10 @@ class SlackMock:
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                self.send_header("content-type", "application/json" if not isinstance(body, bytes) else "text/plain")
+                if "content-type" not in {k.lower() for k in headers}:
+                    self.send_header(
+                        "content-type", "application/json" if not isinstance(body, bytes) else "text/plain"
+                    )
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -127,10 +132,19 @@ class SlackMock:
 
     # -- faults ----------------------------------------------------------------------------------
 
-    def fail_next(self, method: str, status: int = 429, times: int = 1, retry_after: int = 1) -> None:
-        """The next ``times`` calls of ``method`` answer HTTP ``status`` (429 with ``Retry-After``)."""
+    def fail_next(
+        self,
+        method: str,
+        status: int = 429,
+        times: int = 1,
+        retry_after: int = 1,
+        body: bytes | None = None,
+        content_type: str = "text/html",
+    ) -> None:
+        """The next ``times`` calls of ``method`` answer HTTP ``status`` (429 with ``Retry-After``); with ``body``
+        that raw body as ``content_type`` (a proxy's HTML error page, a JSON content type with no JSON)."""
         with self.lock:
-            self.faults.append(_Fault(method, status, times, retry_after))
+            self.faults.append(_Fault(method, status, times, retry_after, body=body, content_type=content_type))
 
     def error_next(self, method: str, error: str, times: int = 1) -> None:
         """The next ``times`` calls of ``method`` answer ``{"ok": false, "error": error}``."""
@@ -178,6 +192,8 @@ class SlackMock:
             if fault.error:
                 return 200, {}, {"ok": False, "error": fault.error}
             extra = {"Retry-After": str(fault.retry_after)} if fault.status == 429 else {}
+            if fault.body is not None:
+                return fault.status, {**extra, "content-type": fault.content_type}, fault.body
             return (
                 fault.status,
                 extra,
@@ -213,7 +229,14 @@ class SlackMock:
                     metadata = None
             with self.lock:
                 self.history.setdefault(str(body.get("channel")), []).append(
-                    {"ts": ts, "text": body.get("text"), "thread_ts": body.get("thread_ts"), "metadata": metadata}
+                    {
+                        "ts": ts,
+                        "text": body.get("text"),
+                        "thread_ts": body.get("thread_ts"),
+                        "metadata": metadata,
+                        "user": BOT_USER,
+                        "bot_id": "B0BOT0001",
+                    }
                 )
             return {
                 "ok": True,
@@ -237,6 +260,16 @@ class SlackMock:
                 for m in reversed(roots)
             ]
             return {"ok": True, "messages": messages, "has_more": False}
+        if method == "conversations.replies":
+            # the bot's own messages of one thread (people's messages are not posted through the mock)
+            root = str(body.get("ts"))
+            with self.lock:
+                thread = [
+                    {k: v for k, v in m.items() if v is not None and k != "metadata"}
+                    for m in self.history.get(str(body.get("channel")), [])
+                    if m.get("thread_ts") == root or m.get("ts") == root
+                ]
+            return {"ok": True, "messages": thread, "has_more": False}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1764000000.{next(self._ts):06d}"}
         if method == "files.getUploadURLExternal":
@@ -263,6 +296,24 @@ class SlackMock:
     def texts(self) -> str:
         """Everything posted, as one string (payloads serialized), to search."""
         return "\n".join(json.dumps(c.body) for c in self.posted())
+
+    def public(self) -> list[Call]:
+        """What the channel sees: posts and updates, and ``response_url`` replies made ``in_channel``."""
+        return [
+            c
+            for c in self.posted()
+            if c.method in ("chat.postMessage", "chat.update")
+            or (c.method == "webhook" and c.body.get("response_type") == "in_channel")
+        ]
+
+    def private(self, user: str | None = None) -> list[dict[str, Any]]:
+        """What was said to one person only (ephemeral messages, ephemeral ``response_url`` replies): bodies."""
+        return [
+            c.body
+            for c in self.posted()
+            if (c.method == "chat.postEphemeral" and (user is None or c.body.get("user") == user))
+            or (c.method == "webhook" and c.body.get("response_type") == "ephemeral")
+        ]
 
     async def wait_for(self, predicate: Any, limit: float = 20.0, what: str = "") -> None:
         """Poll until ``predicate(self)`` is true (listeners run after the ack)."""

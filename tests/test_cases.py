@@ -7,23 +7,18 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
-import os
 import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import CASES, SHARED
+from tests import case_runs as case_runs_module
+from tests.paths import SHARED
 
-CLI = str(Path(sys.executable).parent / "workload-doctor")
-DIGEST_CASES = SHARED / "cases-next" / "digest"
-CASE_FILES = (sorted(CASES.rglob("*.json")) if CASES.is_dir() else []) + (
-    sorted(DIGEST_CASES.glob("*.json")) if DIGEST_CASES.is_dir() else []
-)
-WORKERS = max(2, min(4, (os.cpu_count() or 2) + 1))
+CASE_FILES = case_runs_module.CASE_FILES
+#: kept for the field-case test, which runs its own files the same way
+_run = case_runs_module.run_case
 
 
 def _run_cases_module() -> Any:
@@ -36,19 +31,9 @@ def _run_cases_module() -> Any:
     return module
 
 
-def _run(case_file: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CLI, "diagnose", "--snapshot", str(case_file), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 @pytest.fixture(scope="session")
 def case_results() -> dict[Path, subprocess.CompletedProcess[str]]:
-    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        return dict(zip(CASE_FILES, pool.map(_run, CASE_FILES), strict=True))
+    return case_runs_module.case_runs()
 
 
 @pytest.mark.skipif(not CASE_FILES, reason="../shared/cases is not beside this checkout")

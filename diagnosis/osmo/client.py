@@ -35,7 +35,7 @@ import asyncio
 import re
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from urllib.parse import quote
@@ -44,6 +44,8 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from diagnosis.config import OsmoConfig
+from diagnosis.errors import ApiError, BadResponse, BodyCut, NotFound
+from diagnosis.fetched import Call, body_broken, raised_in
 from diagnosis.http import RetryPolicy, make_client
 from diagnosis.osmo.models import NodeResources, PoolQuota, TaskRequest, Workflow, WorkflowList
 
@@ -67,25 +69,34 @@ _BEARER = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
 M = TypeVar("M", bound=BaseModel)
 
 
-class OsmoApiError(RuntimeError):
-    """A non-2xx answer after retries. ``status`` is the HTTP status, ``path`` the URL path."""
+class OsmoApiError(ApiError):
+    """A non-2xx answer after retries. ``status`` is the HTTP status, ``path`` the URL path, ``message`` the
+    service's own message (a 422 names the fields it rejected)."""
 
-    def __init__(self, status: int, path: str, message: str = "") -> None:
-        self.status = status
-        self.path = path
-        self.message = message
-        super().__init__(f"HTTP {status} from {path}" + (f": {message}" if message else ""))
+    def describe(self) -> str:
+        """``"HTTP 422: query.pools: Input should be a valid list"``, ``"HTTP 503 (after retries)"``: the
+        wording OSMO gaps have always had (tests and cases quote it)."""
+        return (
+            f"HTTP {self.status}"
+            + (f": {self.message}" if self.message else "")
+            + (" (after retries)" if self.retried else "")
+        )
 
 
-class WorkflowNotFound(OsmoApiError):
+class WorkflowNotFound(OsmoApiError, NotFound):
     """The service says the workflow ID does not exist (400 DATABASE "... is not found.", or 404)."""
 
 
-class OsmoBadResponse(OsmoApiError):
+class OsmoBadResponse(OsmoApiError, BadResponse):
     """A 2xx answer whose body cannot be used: not JSON, or a field the model cannot read.
 
     ``message`` says what was wrong (``"the body is not JSON (text/html): <html>…"``,
     ``"field node_sets.0.pools: Input should be a valid list"``)."""
+
+
+class OsmoBodyBroken(OsmoBadResponse):
+    """A 2xx answer whose body broke while it was read (the connection closed before its end): read once,
+    since a body broken after its headers is not retried; ``message`` says so (never "after retries")."""
 
 
 def segment(value: object) -> str:
@@ -93,6 +104,90 @@ def segment(value: object) -> str:
     percent-encoded, and ``.``/``..`` cannot be read as dot segments."""
     text = quote(str(value), safe="")
     return text.replace(".", "%2E") if text in (".", "..") else text
+
+
+class OsmoCalls:
+    """The calls :class:`OsmoClient` makes, each named once (issue 10 §2): the label a person reads and the
+    path shown as the source of what it gave (``str(call)`` is ``"GET /api/workflow/<id>/events"``).
+
+    Paths show IDs and task names as asked (unescaped: they are read, not requested); the query shows only
+    what tells two calls apart (``task_name``, ``pools``), not the tail or paging parameters. Pure: no I/O."""
+
+    SYSTEM = "osmo"
+
+    @staticmethod
+    def _call(label: str, path: str) -> Call:
+        return Call(label=label, path=path, system=OsmoCalls.SYSTEM)
+
+    @staticmethod
+    def workflow_list() -> Call:
+        """``GET /api/workflow`` (the list)."""
+        return OsmoCalls._call("workflow list", "/api/workflow")
+
+    @staticmethod
+    def workflow(workflow_id: str) -> Call:
+        """``GET /api/workflow/{id}`` (the query; asked with ``verbose=true``)."""
+        return OsmoCalls._call("workflow status", f"/api/workflow/{workflow_id}")
+
+    @staticmethod
+    def workflow_verbose(workflow_id: str) -> Call:
+        """``GET /api/workflow/{id}?verbose=true``: the query as asked, cited for what only it gives (every
+        retry of every task)."""
+        return OsmoCalls._call("workflow status with every retry", f"/api/workflow/{workflow_id}?verbose=true")
+
+    @staticmethod
+    def logs(workflow_id: str, task_name: str | None = None) -> Call:
+        """``GET /api/workflow/{id}/logs[?task_name=T]``: "workflow logs" or "logs of task T"."""
+        if task_name:
+            return OsmoCalls._call(
+                f"logs of task {task_name}", f"/api/workflow/{workflow_id}/logs?task_name={task_name}"
+            )
+        return OsmoCalls._call("workflow logs", f"/api/workflow/{workflow_id}/logs")
+
+    @staticmethod
+    def error_logs(workflow_id: str, task_name: str) -> Call:
+        """``GET /api/workflow/{id}/error_logs?task_name=T``."""
+        return OsmoCalls._call(
+            f"error log of task {task_name}", f"/api/workflow/{workflow_id}/error_logs?task_name={task_name}"
+        )
+
+    @staticmethod
+    def events(workflow_id: str) -> Call:
+        """``GET /api/workflow/{id}/events``."""
+        return OsmoCalls._call("events", f"/api/workflow/{workflow_id}/events")
+
+    @staticmethod
+    def spec(workflow_id: str) -> Call:
+        """``GET /api/workflow/{id}/spec?use_template=true``."""
+        return OsmoCalls._call("template spec", f"/api/workflow/{workflow_id}/spec?use_template=true")
+
+    @staticmethod
+    def task_requests(workflow_id: str) -> Call:
+        """``GET /api/task?workflow_id=…``: every task's requested resources."""
+        return OsmoCalls._call("requested resources", f"/api/task?workflow_id={workflow_id}")
+
+    @staticmethod
+    def task_request(workflow_id: str, task_name: str) -> Call:
+        """``GET /api/workflow/{id}/task/{name}``: one task's requested resources."""
+        return OsmoCalls._call(
+            f"requested resources of task {task_name}", f"/api/workflow/{workflow_id}/task/{task_name}"
+        )
+
+    @staticmethod
+    def pool_quota(pool: str) -> Call:
+        """``GET /api/pool_quota?pools=P``."""
+        return OsmoCalls._call("pool quota", f"/api/pool_quota?pools={pool}")
+
+    @staticmethod
+    def resources(pool: str) -> Call:
+        """``GET /api/resources?pools=P``: per-node resources of the pool."""
+        return OsmoCalls._call("pool resources", f"/api/resources?pools={pool}")
+
+    @staticmethod
+    def endpoint(call: Call) -> str:
+        """``"GET /api/workflow/<id>/logs"``: the call without its query (the source of a quoted excerpt,
+        which may come from several of the calls to one endpoint)."""
+        return f"{call.method} {call.path.split('?', 1)[0]}"
 
 
 class AuthError(RuntimeError):
@@ -224,7 +319,10 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 def parse(model: type[M], body: Any, path: str, status: int = 200) -> M:
-    """``model.model_validate(body)`` or :class:`OsmoBadResponse` naming the field that does not fit."""
+    """``model.model_validate(body)`` or :class:`OsmoBadResponse` naming the field that does not fit; a body
+    that is not an object at all (``null``, ``[]``, a string) is named as such, not as a field."""
+    if not isinstance(body, dict | model):
+        raise OsmoBadResponse(status, path, f"the body is {_json_kind(body)} where an object is due")
     try:
         return model.model_validate(body)
     except ValidationError as exc:
@@ -237,6 +335,9 @@ class OsmoClient:
     ``inner`` swaps the network transport (tests); ``stream_deadline_s``/``stream_max_bytes``
     bound every text stream; ``clock`` returns epoch seconds (token expiry).
     """
+
+    #: the calls this client makes, named once (:class:`OsmoCalls`)
+    calls = OsmoCalls
 
     def __init__(
         self,
@@ -331,11 +432,28 @@ class OsmoClient:
     async def _json(self, path: str, params: Any = None) -> Any:
         """The JSON body of a 2xx answer; :class:`OsmoApiError` otherwise, :class:`OsmoBadResponse`
         when a 2xx body is not JSON (a proxy's login or error page)."""
-        r = await self._get(path, params)
+        r = await self._read(path, params)
         if r.status_code >= 300:
             code, message = _message(r)
             raise OsmoApiError(r.status_code, path, message or code)
         return _decode(r, path)
+
+    async def _read(self, path: str, params: Any = None) -> httpx.Response:
+        """:meth:`_get`, with a body whose read broke after its headers (the connection closed mid-body, a
+        read error) raised as :class:`OsmoBodyBroken`: the service answered, once (that read is not
+        retried), so the caller names a bad answer, never an unreachable service "after retries"."""
+        try:
+            return await self._get(path, params)
+        except httpx.TransportError as exc:
+            if isinstance(exc, BodyCut) or raised_in(exc) != "body":
+                raise  # a body the HTTP layer cut at its cap names itself (diagnosis.errors.BodyCut)
+            # the headers came (their status is in the request log, under the path as sent); the body did not
+            try:
+                asked = exc.request.url.path
+            except RuntimeError:  # httpx sets the request on errors it raises; one built elsewhere may lack it
+                asked = path
+            status = next((r.status for r in reversed(self.transport.records) if r.path == asked), None)
+            raise OsmoBodyBroken(status or 200, path, body_broken(exc)) from exc
 
     # -- workflows --------------------------------------------------------------------------
 
@@ -364,11 +482,23 @@ class OsmoClient:
         params += [("statuses", s) for s in statuses]
         return parse(WorkflowList, await self._json("/api/workflow", params), "/api/workflow")
 
+    def workflow_pages(
+        self,
+        *,
+        statuses: Sequence[str] = (),
+        pools: Sequence[str] = (),
+        limit: int = 1000,
+        max_pages: int = 50,
+    ) -> WorkflowPages:
+        """Every page of ``GET /api/workflow`` (``offset`` advancing by ``limit``, while ``more_entries``), each
+        workflow once: see :class:`WorkflowPages`."""
+        return WorkflowPages(self, tuple(statuses), tuple(pools), limit, max_pages)
+
     async def get_workflow(self, workflow_id: str) -> Workflow:
         """``GET /api/workflow/{id}?verbose=true`` (every retry of every task, §3); :class:`WorkflowNotFound` for an
         unknown ID (never a similar one)."""
         path = f"/api/workflow/{segment(workflow_id)}"
-        r = await self._get(path, {"verbose": "true"})
+        r = await self._read(path, {"verbose": "true"})
         if r.status_code >= 300:
             code, message = _message(r)
             if r.status_code == 404 or (
@@ -516,23 +646,96 @@ class OsmoClient:
         return _items(body, "resources", NodeResources, "/api/resources")
 
 
+class WorkflowPages:
+    """The pages of ``GET /api/workflow`` as an async iterator of :class:`WorkflowList`, each workflow once.
+
+    A service that pages wrongly must not multiply the list (issue 15 §1: records served three times gave 6
+    for 2): a workflow an earlier page listed (its ``name``, the workflow ID) is dropped and counted in
+    ``repeated``; paging stops, and ``stopped`` says why, when a page lists only workflows already listed
+    while ``more_entries`` is still true (the service ignores ``offset``), or after ``max_pages`` pages. The
+    caller may stop early (``break``); :meth:`gap_why` is then the ``why`` of a gap, or None."""
+
+    def __init__(
+        self, client: OsmoClient, statuses: tuple[str, ...], pools: tuple[str, ...], limit: int, max_pages: int
+    ) -> None:
+        self.client = client
+        self.statuses = statuses
+        self.pools = pools
+        self.limit = min(max(limit, 1), 1000)
+        self.max_pages = max_pages
+        self.pages = 0
+        self.repeated = 0
+        self.stopped: str | None = None
+
+    def __aiter__(self) -> AsyncIterator[WorkflowList]:
+        return self._pages()
+
+    async def _pages(self) -> AsyncIterator[WorkflowList]:
+        seen: set[str] = set()
+        for page in range(self.max_pages):
+            listed = await self.client.list_workflows(
+                statuses=self.statuses, pools=self.pools, limit=self.limit, offset=page * self.limit
+            )
+            self.pages += 1
+            fresh = [e for e in listed.workflows if e.name not in seen]
+            self.repeated += len(listed.workflows) - len(fresh)
+            seen.update(e.name for e in fresh)
+            served = bool(listed.workflows)
+            listed.workflows = fresh
+            yield listed
+            if not listed.more_entries:
+                return
+            if served and not fresh:
+                self.stopped = (
+                    f"paging stopped: page {page + 1} listed only workflows already listed while the service "
+                    "still said more_entries (it did not advance)"
+                )
+                return
+        self.stopped = f"paging stopped after {self.max_pages} pages with the service still saying more_entries"
+
+    def gap_why(self) -> str | None:
+        """What paging left out, one line (``"4 workflows listed again by a later page dropped …"``), or None."""
+        parts = []
+        if self.repeated:
+            s = "s" if self.repeated != 1 else ""
+            parts.append(f"{self.repeated} workflow{s} listed again by a later page dropped (counted once)")
+        if self.stopped:
+            parts.append(self.stopped)
+        return "; ".join(parts) or None
+
+
 def _decode(response: httpx.Response, path: str) -> Any:
-    """The JSON body of ``response`` or :class:`OsmoBadResponse` saying what came instead."""
+    """The JSON body of ``response`` or :class:`OsmoBadResponse` saying what came instead (the content type
+    and the start of the body, on one line; a body that is not UTF-8 is named so, not shown)."""
     try:
         return response.json()
     except ValueError as exc:
-        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        kind = response.headers.get("content-type", "no content type").split(";")[0].strip() or "no content type"
+        if isinstance(exc, UnicodeDecodeError) or "\ufffd" in response.text[:200]:
+            raise OsmoBadResponse(
+                response.status_code, path, f"the body is not JSON ({kind}): its bytes are not UTF-8 text"
+            ) from exc
         start = " ".join(response.text[:80].split())
         raise OsmoBadResponse(
-            response.status_code, path, f"the body is not JSON ({kind})" + (f": {start}" if start else "")
+            response.status_code, path, f"the body is not JSON ({kind})" + (f": {start}" if start else ", empty")
         ) from exc
+
+
+def _json_kind(value: Any) -> str:
+    """``null``, ``an empty list ([])``, ``a list``, ``a string``: what a JSON body is, for a person."""
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "an empty list ([])" if not value else "a list"
+    names = {str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _items(body: Any, key: str, model: type[M], path: str) -> ItemList[M]:
     """The items of ``body[key]`` as ``model``; ``null`` or unreadable items are skipped and counted
     (``skipped``, ``first_problem``); a body without the list is :class:`OsmoBadResponse`."""
     if not isinstance(body, dict) or not isinstance(body.get(key), list):
-        got = type(body).__name__ if not isinstance(body, dict) else "an object without a " + repr(key) + " list"
+        got = _json_kind(body) if not isinstance(body, dict) else "an object without a " + repr(key) + " list"
         raise OsmoBadResponse(200, path, f"expected an object with a {key!r} list, got {got}")
     out: ItemList[M] = ItemList()
     for i, item in enumerate(body[key]):

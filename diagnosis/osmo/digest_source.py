@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from diagnosis.config import OsmoConfig
 from diagnosis.digests import DigestItem, in_window
-from diagnosis.osmo.client import OsmoClient
+from diagnosis.osmo.client import OsmoCalls, OsmoClient
 from diagnosis.osmo.models import ListEntry
 from diagnosis.question import Question
 from diagnosis.report import Category, Gap
@@ -38,6 +38,7 @@ PAGE = 1000
 MAX_PAGES = 50
 MAX_RUNTIME = timedelta(days=30)
 CONCURRENCY = 16
+LIST_CALL = OsmoCalls.workflow_list()  # cited by the gaps of the failed-workflow listing
 
 
 @dataclass
@@ -57,29 +58,28 @@ async def _failed_entries(
     client: OsmoClient, pools: Sequence[str] | None, start: datetime, end: datetime, scan: OsmoScan
 ) -> list[ListEntry]:
     out: list[ListEntry] = []
-    for page in range(MAX_PAGES):
-        try:
-            listed = await client.list_workflows(
-                statuses=FAILED_STATUSES, pools=pools or (), limit=PAGE, offset=page * PAGE
-            )
-        except Exception as exc:  # every failed fetch is a named gap (OsmoApiError, httpx errors, bad bodies)
-            scan.gaps.append(Gap(what="OSMO failed workflows", why=f"{type(exc).__name__}: {exc} [GET /api/workflow]"))
-            break
-        oldest: datetime | None = None
-        for entry in listed.workflows:
-            if not entry.status.startswith("FAILED"):
-                continue
-            if pools is not None and entry.pool not in pools:
-                continue
-            if in_window(_utc(entry.end_time), start, end):
-                out.append(entry)
-            submitted = _utc(entry.submit_time)
-            if submitted is not None and (oldest is None or submitted < oldest):
-                oldest = submitted
-        if not listed.more_entries or (oldest is not None and oldest < start - MAX_RUNTIME):
-            break
-    else:
-        scan.gaps.append(Gap(what="OSMO failed workflows", why=f"stopped after {MAX_PAGES} pages"))
+    # Each workflow once, and a service that does not advance stops the paging (issue 15 §1).
+    pages = client.workflow_pages(statuses=FAILED_STATUSES, pools=pools or (), limit=PAGE, max_pages=MAX_PAGES)
+    try:
+        async for listed in pages:
+            oldest: datetime | None = None
+            for entry in listed.workflows:
+                if not entry.status.startswith("FAILED"):
+                    continue
+                if pools is not None and entry.pool not in pools:
+                    continue
+                if in_window(_utc(entry.end_time), start, end):
+                    out.append(entry)
+                submitted = _utc(entry.submit_time)
+                if submitted is not None and (oldest is None or submitted < oldest):
+                    oldest = submitted
+            if oldest is not None and oldest < start - MAX_RUNTIME:
+                break
+    except Exception as exc:  # every failed fetch is a named gap (OsmoApiError, httpx errors, bad bodies)
+        scan.gaps.append(Gap(what="OSMO failed workflows", why=f"{type(exc).__name__}: {exc} [{LIST_CALL}]"))
+    why = pages.gap_why()
+    if why:
+        scan.gaps.append(Gap(what="OSMO failed workflows", why=f"{why} [{LIST_CALL}]"))
     return out
 
 

@@ -19,19 +19,23 @@ import base64
 import json
 import re
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from diagnosis import errors
 from diagnosis.config import RunaiConfig
+from diagnosis.fetched import Call
 from diagnosis.http import RetryPolicy, make_client
 from diagnosis.runai.models import (
     Cluster,
     Event,
     HistoryRecord,
     Metrics,
+    Paged,
     Pod,
     Project,
     Records,
@@ -68,21 +72,16 @@ V2_SOURCE_API = "WorkloadsV2"
 _LOGIN_FALLBACK = frozenset({400, 401, 403, 404, 405, 415, 422, 501})
 
 
-class ApiError(RuntimeError):
-    """A non-2xx answer after retries. ``status`` is the HTTP status, ``path`` the URL path."""
-
-    def __init__(self, status: int, path: str, message: str = "") -> None:
-        self.status = status
-        self.path = path
-        self.message = message
-        super().__init__(f"HTTP {status} from {path}" + (f": {message}" if message else ""))
+class ApiError(errors.ApiError):
+    """A non-2xx answer after retries (the shared :class:`diagnosis.errors.ApiError`: ``status``, ``path``,
+    ``message``); the name stays importable from here."""
 
 
-class NotFoundError(ApiError):
+class NotFoundError(ApiError, errors.NotFound):
     """HTTP 404."""
 
 
-class NoSpecEndpoint(LookupError):
+class NoSpecEndpoint(errors.NotAsked):
     """The workload's ``type`` has no spec endpoint in the 2.24 API: its submitted spec (desiredPhase,
     limits) cannot be read. Not an HTTP error: nothing was asked."""
 
@@ -93,6 +92,54 @@ class NoSpecEndpoint(LookupError):
             f"workload type {workload_type!r} has no spec endpoint in the Run:ai API ({kinds}), so its "
             "submitted spec (desiredPhase: was a stop requested?; limits) was not read"
         )
+
+
+class Calls:
+    """The Run:ai calls by name (issue 10 §2): each gives the :class:`~diagnosis.fetched.Call` a result or a
+    piece of evidence cites, so no procedure types ``"GET /api/v1/…"`` by hand. ``str(call)`` is the source
+    text of the evidence (``"GET /api/v1/workloads/<id>/pods"``); ``call.label`` the ``what`` of a gap."""
+
+    @staticmethod
+    def _call(label: str, path: str) -> Call:
+        return Call(label=label, path=path, system="runai")
+
+    @staticmethod
+    def workload(workload_id: str) -> Call:
+        return Calls._call("workload", f"/api/v1/workloads/{workload_id}")
+
+    @staticmethod
+    def workloads() -> Call:
+        """The workload list (``filterBy``, ``deleted`` are named by the caller with ``cite``)."""
+        return Calls._call("workloads", "/api/v1/workloads")
+
+    @staticmethod
+    def pods(workload_id: str) -> Call:
+        return Calls._call("pods", f"/api/v1/workloads/{workload_id}/pods")
+
+    @staticmethod
+    def history(workload_id: str) -> Call:
+        return Calls._call("history", f"/api/v1/workloads/{workload_id}/history")
+
+    @staticmethod
+    def events(workload_id: str) -> Call:
+        return Calls._call("events", f"/api/v1/workloads/{workload_id}/events")
+
+    @staticmethod
+    def metrics(workload_id: str) -> Call:
+        return Calls._call("metrics", f"/api/v1/workloads/{workload_id}/metrics")
+
+    @staticmethod
+    def spec(spec_path: str | None) -> Call:
+        """The submitted spec's call; ``spec_path`` None (a type without a spec endpoint) is named as such."""
+        return Calls._call("submitted spec", spec_path or "spec endpoint")
+
+    @staticmethod
+    def clusters() -> Call:
+        return Calls._call("clusters", "/api/v1/clusters")
+
+    @staticmethod
+    def projects() -> Call:
+        return Calls._call("project", "/api/v1/org-unit/projects")
 
 
 def _jwt_exp(token: str) -> float | None:
@@ -117,6 +164,8 @@ LOGIN_SHAPES = ("v2", "v1", "v1-app-token")
 class RunaiClient:
     """Async read-only client. Use as ``async with RunaiClient(config) as client``.
 
+    :attr:`calls` names every call a method makes (:class:`Calls`).
+
     ``inner`` lets tests and the benchmark swap the real network transport.
     """
 
@@ -128,6 +177,7 @@ class RunaiClient:
         retry: RetryPolicy | None = None,
     ) -> None:
         self.config = config
+        self.calls = Calls
         self.http, self.transport = make_client(
             config.base_url,
             allowed_post_paths=TOKEN_PATHS,
@@ -188,20 +238,28 @@ class RunaiClient:
         for shape in shapes:
             r = await self._token_request(shape)
             status, path = r.status_code, r.url.path
-            if status == 200:
-                token, lifetime = _token_fields(r)
+            if 200 <= status < 300:
+                token, lifetime, problem = _token_fields(r)
                 if token is not None:
                     break
-                refused.append(f"{path} ({shape}): 200 without a usable access token")
+                refused.append(f"{path} ({shape}): {status} without a usable access token ({problem})")
                 continue
             refused.append(f"{path} ({shape}): HTTP {status}")
             if status not in _LOGIN_FALLBACK:
                 raise ApiError(status, path, "token request failed: " + "; ".join(refused))
         if token is None:
+            if 200 <= status < 300:
+                # The endpoint answered, but not with a token (a proxy's sign-in page, another service):
+                # a named bad answer, never an HTTP error status it did not send.
+                raise BadResponse(
+                    status,
+                    path,
+                    "no usable access token from the token endpoint: "
+                    + "; ".join(refused)
+                    + "; check RUNAI_BASE_URL and RUNAI_CLIENT_ID/SECRET",
+                )
             raise ApiError(
-                status if status != 200 else 502,
-                path,
-                "token request refused: " + "; ".join(refused) + "; check RUNAI_CLIENT_ID/SECRET",
+                status, path, "token request refused: " + "; ".join(refused) + "; check RUNAI_CLIENT_ID/SECRET"
             )
         _LOGIN_SHAPES[key] = shape
         now = time.time()
@@ -232,31 +290,82 @@ class RunaiClient:
         try:
             return r.json()
         except ValueError as exc:
-            raise ApiError(r.status_code, path, "response is not JSON") from exc
+            raise BadResponse(r.status_code, path, f"the body is not JSON ({_body_start(r)})") from exc
 
-    async def _paged(self, path: str, key: str, params: dict[str, Any]) -> list[Any]:
-        """Every item of every page (``null`` items included: the caller counts them)."""
-        items: list[Any] = []
+    async def _paged(
+        self, path: str, key: str, params: dict[str, Any], *, until: Callable[[list[Any]], bool] | None = None
+    ) -> Paged:
+        """Every item of every page (``null`` items included: the caller counts them), following ``next``.
+
+        A server that pages wrongly must not multiply the evidence (issue 15 §1: a ``next`` that cycled gave
+        "200 occurrences"; records served three times counted 6 for 2). So paging stops, and the result's
+        ``stopped`` says why, when ``next`` names a cursor already read, when a page brings no item not
+        already read (the server ignores ``offset``), and after :data:`MAX_PAGES` pages; an item served
+        again is dropped and counted in ``repeated`` (:func:`_page_key`). ``until(page)`` True ends paging
+        after that page with nothing left out (the caller has what it needs: events older than asked)."""
+        items = Paged()
+        seen: set[Any] = set()
+        cursors: list[Any] = []
         offset: Any = 0
         for _ in range(MAX_PAGES):
+            cursors.append(offset)
             body = _envelope(await self.get_json(path, {**params, "offset": offset, "limit": PAGE_LIMIT}), path, key)
-            items.extend(body[key])
+            page: list[Any] = body[key]
+            fresh = 0
+            on_page: set[Any] = set()
+            for item in page:
+                ident, by_id = _page_key(item)
+                if ident is not None and ident in seen:
+                    items.repeated += 1
+                    continue
+                if ident is not None:
+                    # An item without an id is "the same" only when an earlier page had it (two equal
+                    # history records on one page are the server's own listing).
+                    (seen if by_id else on_page).add(ident)
+                items.append(item)
+                fresh += 1
+            seen |= on_page
             nxt = body.get("next")
-            if nxt in (None, "", offset):
-                break
+            if nxt is None or nxt == "" or (until is not None and until(page)):
+                return items
+            if nxt in cursors:
+                items.stopped = (
+                    f"paging stopped: the server's next cursor ({nxt!r}) named a page already read, "
+                    f"after {len(cursors)} page{'s' if len(cursors) != 1 else ''}"
+                )
+                return items
+            if page and not fresh:
+                items.stopped = (
+                    f"paging stopped: the page at offset {offset!r} repeated only records already read "
+                    f"(the server did not advance), after {len(cursors)} pages"
+                )
+                return items
             offset = nxt
+        items.stopped = (
+            f"paging stopped after {MAX_PAGES} pages ({MAX_PAGES * PAGE_LIMIT} records asked for) with the "
+            f"server still naming a next page ({offset!r}): the rest of the list was not read"
+        )
         return items
 
     # -- endpoints ----------------------------------------------------------------------------
 
-    async def list_workloads(self, filters: list[str], *, deleted: bool = False) -> list[Workload]:
-        """``GET /api/v1/workloads`` with ``filterBy`` comma-joined, sorted by phaseUpdatedAt desc, all pages."""
+    async def list_workloads(self, filters: list[str], *, deleted: bool = False) -> Records[Workload]:
+        """``GET /api/v1/workloads`` with ``filterBy`` comma-joined, sorted by phaseUpdatedAt desc, all pages.
+
+        A workload served again by a later page is counted once (``repeated``); ``stopped`` says when paging
+        ended early. A ``null`` item is skipped and counted; an unreadable workload (a ``null`` id) fails the
+        call with a :class:`BadResponse` naming the field: it could be the one asked about."""
         params: dict[str, Any] = {"filterBy": ",".join(filters), "sortBy": "phaseUpdatedAt", "sortOrder": "desc"}
         if deleted:
             params["deleted"] = "true"
-        # A null item is skipped; an unreadable workload fails the call (it could be the one asked about).
         raw = await self._paged("/api/v1/workloads", "workloads", params)
-        return [_model(Workload, w, "/api/v1/workloads", f"workloads.{i}") for i, w in enumerate(raw) if w is not None]
+        out = Records(
+            [_model(Workload, w, "/api/v1/workloads", f"workloads.{i}") for i, w in enumerate(raw) if w is not None],
+            repeated=raw.repeated,
+            stopped=raw.stopped,
+        )
+        out.nulls = sum(w is None for w in raw)
+        return out
 
     async def get_workload(self, workload_id: str) -> Workload:
         """``GET /api/v1/workloads/{id}``."""
@@ -285,22 +394,17 @@ class RunaiClient:
         return parse_records(HistoryRecord, raw)
 
     async def get_events(self, workload_id: str, since: datetime | None = None) -> Records[Event]:
-        """``GET /api/v1/workloads/{id}/events`` newest first; stops paging once a page ends before ``since``."""
+        """``GET /api/v1/workloads/{id}/events`` newest first; stops paging once a page ends before ``since``
+        (the pages are read as :meth:`_paged` reads them: each event once, a cycling cursor stopped)."""
+
+        def older_than_since(page: list[Any]) -> bool:
+            if since is None:
+                return False
+            oldest = min((e.created_at for e in parse_records(Event, page) if e.created_at), default=None)
+            return oldest is not None and oldest < since
+
         path = f"/api/v1/workloads/{workload_id}/events"
-        events: Records[Event] = Records()
-        offset: Any = 0
-        for _ in range(MAX_PAGES):
-            body = _envelope(
-                await self.get_json(path, {"offset": offset, "limit": PAGE_LIMIT, "sortOrder": "desc"}), path, "events"
-            )
-            page = parse_records(Event, body["events"])
-            events.add(page)
-            nxt = body.get("next")
-            oldest = min((e.created_at for e in page if e.created_at), default=None)
-            if nxt in (None, "", offset) or (since and oldest and oldest < since):
-                break
-            offset = nxt
-        return events
+        return parse_records(Event, await self._paged(path, "events", {"sortOrder": "desc"}, until=older_than_since))
 
     async def get_metrics(
         self, workload_id: str, metric_types: list[str], start: datetime, end: datetime, samples: int = 500
@@ -327,6 +431,10 @@ class RunaiClient:
 
     def spec_path_for(self, workload: Workload) -> str | None:
         return self.spec_path(workload.type, workload.id, workload.source_api)
+
+    def spec_call_for(self, workload: Workload) -> Call:
+        """The call that reads ``workload``'s submitted spec (see :meth:`Calls.spec`)."""
+        return Calls.spec(self.spec_path_for(workload))
 
     async def get_spec(
         self, workload_type: str | None, workload_id: str, source_api: str | None = None
@@ -371,40 +479,74 @@ class RunaiClient:
         return list(parse_records(Project, raw))  # read only for the namespace: an unreadable one is skipped
 
 
+class BadResponse(ApiError, errors.BadResponse):
+    """A 2xx answer whose body cannot be used (not JSON, not the spec's shape, a field the model cannot
+    read): ``message`` says what was wrong; a gap reads "the answer could not be used: <message>"."""
+
+
 def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
+    """The JSON type of ``value`` as a person reads it: ``null``, ``list (empty: [])``, ``dict``, ``str``."""
+    if value is None:
+        return "null"
+    if isinstance(value, list) and not value:
+        return "list (empty: [])"
+    return type(value).__name__
 
 
 def _envelope(body: Any, path: str, key: str) -> dict[str, Any]:
     """A paged reply: an object whose ``key`` is a list (the spec requires it); anything else (a ``null`` body
-    or list, a proxy's array) is an :class:`ApiError`."""
+    or list, a proxy's array, an empty ``[]``) is a :class:`BadResponse` naming what came instead."""
     if not isinstance(body, dict):
-        raise ApiError(200, path, f"expected an object with a '{key}' list, got {_kind(body)}")
+        raise BadResponse(200, path, f"expected an object with a '{key}' list, got {_kind(body)}")
     if not isinstance(body.get(key), list):
-        raise ApiError(200, path, f"expected a '{key}' list, got {_kind(body.get(key))}")
+        raise BadResponse(200, path, f"expected a '{key}' list, got {_kind(body.get(key))}")
     return body
 
 
+def _page_key(item: Any) -> tuple[Any, bool]:
+    """(identity, whether it is an id) of one paged item: its ``id`` (a pod, a workload, an event), a history
+    record's event ``id``, else its whole content (a phase update has no id); (None, False) for a ``null``."""
+    if item is None:
+        return None, False
+    if isinstance(item, dict):
+        ident = item.get("id")
+        if ident is None and isinstance(item.get("spec"), dict) and isinstance(item["spec"].get("event"), dict):
+            ident = item["spec"]["event"].get("id")
+        if isinstance(ident, str | int) and not isinstance(ident, bool) and ident != "":
+            return ("id", ident), True
+    try:
+        return ("content", json.dumps(item, sort_keys=True, default=str)), False
+    except (TypeError, ValueError):
+        return None, False
+
+
 def _model(model: type[M], body: Any, path: str, where: str = "") -> M:
-    """``body`` read as ``model``, or an :class:`ApiError` naming the first field that does not fit."""
+    """``body`` read as ``model``, or a :class:`BadResponse` naming the first field that does not fit
+    (``workloads.0.id is null`` for a required value the server sent as ``null``)."""
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        errors = exc.errors()
-        loc = ".".join(str(p) for p in (where, *(errors[0]["loc"] if errors else ())) if p != "")
-        msg = errors[0]["msg"] if errors else "does not fit"
-        raise ApiError(200, path, f"{loc or 'the answer'}: {msg}") from None
+        problems = exc.errors()
+        first = problems[0] if problems else None
+        loc = ".".join(str(p) for p in (where, *(first["loc"] if first else ())) if p != "")
+        if first is not None and first.get("input", ...) is None:
+            text = f"{loc} is null where the spec requires a value" if loc else "the body is null, not an object"
+        else:
+            text = f"{loc or 'the answer'}: {first['msg'] if first else 'does not fit'}"
+        raise BadResponse(200, path, text) from None
 
 
-def _token_fields(r: httpx.Response) -> tuple[str | None, float | None]:
-    """(access token, lifetime in seconds) of a token reply (v2 ``access_token``/``expires_in``, v1
-    ``accessToken``/``expiresIn``; before 2.24 v1 has no lifetime). (None, None) when it has no token."""
+def _token_fields(r: httpx.Response) -> tuple[str | None, float | None, str]:
+    """(access token, lifetime in seconds, why there is none) of a token reply (v2 ``access_token``/
+    ``expires_in``, v1 ``accessToken``/``expiresIn``; before 2.24 v1 has no lifetime). The token is None when
+    the reply has none that can be sent, and the third item then says what came instead (an HTML page, JSON
+    that is not an object, an object without the token); "" when there is a token."""
     try:
         body = r.json()
     except ValueError:
-        return None, None
+        return None, None, f"not JSON: {_body_start(r)}"
     if not isinstance(body, dict):
-        return None, None
+        return None, None, f"JSON {_kind(body)}, not an object"
     token = body.get("access_token") or body.get("accessToken")
     lifetime = body.get("expires_in") or body.get("expiresIn")
     try:
@@ -413,15 +555,28 @@ def _token_fields(r: httpx.Response) -> tuple[str | None, float | None]:
         seconds = None
     if seconds is not None and not 0 < seconds < 10 * 365 * 86400:
         seconds = None  # a lifetime that cannot be (negative, zero, centuries): the JWT's exp or an hour
-    usable = isinstance(token, str) and bool(_BEARER.match(token))
-    return (token if usable else None), seconds
+    if isinstance(token, str) and _BEARER.match(token):
+        return token, seconds, ""
+    if token is None:
+        return None, seconds, "no access_token or accessToken field"
+    return None, seconds, "the token is not one a bearer header can carry"
+
+
+def _body_start(r: httpx.Response) -> str:
+    """``text/html: <html>SSO</html>``: the content type and the start of a body that is not JSON (for a
+    line a person reads; the body of a token reply that is not JSON carries no token to leak)."""
+    kind = r.headers.get("content-type", "no content type").split(";")[0].strip() or "no content type"
+    start = " ".join(r.text[:80].split())
+    return f"{kind}" + (f": {start}" if start else ", empty")
 
 
 def _message(r: httpx.Response) -> str:
+    """The server's own message of an error answer, on one line (a proxy's HTML page too), at most 200
+    characters; "" when it gives none."""
     try:
         body = r.json()
     except ValueError:
-        return r.text[:200]
+        return " ".join(r.text[:200].split())
     if isinstance(body, dict):
         return str(body.get("message") or body.get("error_description") or body.get("error") or "")[:200]
     return ""

@@ -21,11 +21,12 @@ import httpx
 
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.digests import DigestItem, RowCache, in_window
+from diagnosis.fetched import describe_error
 from diagnosis.question import Question
 from diagnosis.report import Category, Gap, Outcome, Report
-from diagnosis.runai.client import ApiError, RunaiClient
+from diagnosis.runai.client import ApiError, Calls, RunaiClient
 from diagnosis.runai.models import Cluster, Workload
-from diagnosis.runai.procedure import Deadline, Diagnosis, describe_error
+from diagnosis.runai.procedure import Deadline, Diagnosis
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ async def _clusters(client: RunaiClient, cluster_id: str | None, scan: RunaiScan
     except (ApiError, httpx.HTTPError) as exc:
         if cluster_id is None:
             raise
-        scan.gaps.append(Gap(what="clusters", why=f"{describe_error(exc)} [GET /api/v1/clusters]"))
+        scan.gaps.append(Gap(what="clusters", why=f"{describe_error(exc)} [{Calls.clusters()}]"))
         return [Cluster(uuid=cluster_id, name=None)]
     if cluster_id is None:
         return clusters
@@ -66,12 +67,15 @@ async def _clusters(client: RunaiClient, cluster_id: str | None, scan: RunaiScan
 
 
 async def _list(client: RunaiClient, filters: list[str], deleted: bool, scan: RunaiScan, what: str) -> list[Workload]:
+    call = Calls.workloads().cite("deleted=true" if deleted else "")
     try:
-        return await client.list_workloads(filters, deleted=deleted)
+        found = await client.list_workloads(filters, deleted=deleted)
     except (ApiError, httpx.HTTPError) as exc:
-        flag = " (deleted=true)" if deleted else ""
-        scan.gaps.append(Gap(what=what, why=f"{describe_error(exc)} [GET /api/v1/workloads{flag}]"))
+        scan.gaps.append(Gap(what=what, why=f"{describe_error(exc)} [{call}]"))
         return []
+    if found.repeated or found.stopped:  # a server that paged wrongly: said, never counted twice (issue 15 §1)
+        scan.gaps.append(Gap(what=what, why=f"{found.skipped_text()} [{call}]"))
+    return found
 
 
 async def _known_projects(client: RunaiClient, projects: Sequence[str], cluster: Cluster, scan: RunaiScan) -> list[str]:
@@ -80,9 +84,7 @@ async def _known_projects(client: RunaiClient, projects: Sequence[str], cluster:
     keep: list[str] = []
     for name, result in zip(projects, found, strict=True):
         if isinstance(result, BaseException):
-            scan.gaps.append(
-                Gap(what=f"project {name}", why=f"{describe_error(result)} [GET /api/v1/org-unit/projects]")
-            )
+            scan.gaps.append(Gap(what=f"project {name}", why=f"{describe_error(result)} [{Calls.projects()}]"))
             keep.append(name)  # unknown, not missing: still scanned
         elif not any(p.name == name for p in result):
             scan.gaps.append(
@@ -118,6 +120,116 @@ def _counts(report: Report, workload: Workload) -> bool:
     return True
 
 
+async def _queries(
+    client: RunaiClient,
+    clusters: Sequence[Cluster],
+    projects: Sequence[str] | None,
+    start: datetime,
+    end: datetime,
+    scan: RunaiScan,
+) -> list[tuple[list[str], bool, str]]:
+    """The workload list calls of a scan: per cluster, counted phase and (known) project, live and deleted, each
+    as (``filterBy`` terms, deleted, what a gap names)."""
+    queries: list[tuple[list[str], bool, str]] = []
+    for cluster in clusters:
+        names: list[str | None] = [None]
+        if projects is not None:
+            names = list(await _known_projects(client, projects, cluster, scan))
+        for phase in COUNTED_PHASES:
+            for project in names:
+                filters = [
+                    f"clusterId=={cluster.uuid}",
+                    f"phase=={phase}",
+                    f"phaseUpdatedAt>={_rfc3339(start)}",
+                    f"phaseUpdatedAt<={_rfc3339(end)}",
+                ]
+                if project is not None:
+                    filters.append(f"projectName=={project}")
+                what = f"{phase} workloads on cluster {cluster.name or cluster.uuid}" + (
+                    f", project {project}" if project else ""
+                )
+                queries += [(filters, False, what), (filters, True, what + " (deleted)")]
+    return queries
+
+
+def _in_scope(
+    listed: Sequence[Sequence[Workload]],
+    scanned: set[str],
+    projects: Sequence[str] | None,
+    start: datetime,
+    end: datetime,
+) -> dict[str, Workload]:
+    """The listed workloads inside the scan's scope, once each by id. The server filters; the same rules are
+    checked again here, so a control plane that ignores a filter term cannot put a workload of another scope
+    into the digest."""
+    seen: dict[str, Workload] = {}
+    wanted_projects = set(projects) if projects is not None else None
+    for workloads in listed:
+        for w in workloads:
+            if w.phase not in COUNTED_PHASES or not in_window(w.phase_updated_at, start, end):
+                continue
+            if w.cluster_id not in scanned:
+                continue
+            if wanted_projects is not None and w.project_name not in wanted_projects:
+                continue
+            seen.setdefault(w.id, w)
+    return seen
+
+
+async def _diagnose_one(
+    client: RunaiClient, config: RunaiConfig, workload: Workload, end: datetime, since: str, scan: RunaiScan
+) -> tuple[DigestItem | None, bool]:
+    """One listed failure diagnosed from Tier 1 at ``end`` (UTC) with lookback ``since``: its digest row (None
+    when a single diagnosis does not count it) and whether the row may be cached; a failed read is a gap."""
+    question = Question(cluster_id=workload.cluster_id, workload_id=workload.id, intent="terminal", lookback=since)
+    diagnosis = Diagnosis(
+        question, client, KubeConfig(), end, question.lookback_delta(), Deadline(config.deadline), config
+    )
+    report = None
+    running_since = None
+    try:
+        tier1 = await diagnosis.collect(workload)
+        report = await diagnosis.diagnose(workload, tier1)
+        running_since = diagnosis.last_running(tier1, workload.phase_updated_at)
+    except (ApiError, httpx.HTTPError, TimeoutError) as exc:
+        scan.gaps.append(Gap(what=f"workload {workload.name}", why=describe_error(exc)))
+    assert workload.phase_updated_at is not None
+    common: dict[str, object] = {
+        "system": "runai",
+        "name": workload.name,
+        "id": workload.id,
+        "project": workload.project_name,
+        "cluster_id": workload.cluster_id,
+        "at": workload.phase_updated_at,
+        "user": workload.submitted_by,
+        "image": workload.images[0] if workload.images else None,
+        "gpu_hours": _gpu_hours(workload, running_since),
+    }
+    if report is None:
+        # Counted under what the remaining evidence supports: nothing, so UNKNOWN (FORMAT.md "gaps").
+        if workload.phase != "Failed":
+            return None, False
+        verdict = f"{workload.name} failed; its details could not be read."
+        return DigestItem(category=Category.UNKNOWN.value, verdict=verdict, **common), False  # type: ignore[arg-type]
+    if not _counts(report, workload):
+        return None, True
+    assert report.category is not None
+    fetch_failed = False
+    for gap in report.gaps:
+        if "[GET " in gap.why:  # a Tier 1 call that failed (not "no limit found" and the like)
+            scan.gaps.append(Gap(what=f"{workload.name}: {gap.what}", why=gap.why))
+            fetch_failed = True
+    node = next((e.value for e in report.evidence if e.label == "node"), None)
+    item = DigestItem(
+        category=report.category.value,
+        verdict=report.headline,
+        recurring=report.recurring,
+        node=node,
+        **common,  # type: ignore[arg-type]
+    )
+    return item, not fetch_failed  # a row built around a failed call is not kept for the next digest
+
+
 async def scan_runai(
     config: RunaiConfig,
     *,
@@ -135,40 +247,9 @@ async def scan_runai(
         clusters = await _clusters(client, cluster_id, scan)
         scan.cluster_ids = [c.uuid for c in clusters]
         scan.cluster_names = [c.name or c.uuid for c in clusters]
-        queries: list[tuple[list[str], bool, str]] = []
-        for cluster in clusters:
-            names: list[str | None] = [None]
-            if projects is not None:
-                names = list(await _known_projects(client, projects, cluster, scan))
-            for phase in COUNTED_PHASES:
-                for project in names:
-                    filters = [
-                        f"clusterId=={cluster.uuid}",
-                        f"phase=={phase}",
-                        f"phaseUpdatedAt>={_rfc3339(start)}",
-                        f"phaseUpdatedAt<={_rfc3339(end)}",
-                    ]
-                    if project is not None:
-                        filters.append(f"projectName=={project}")
-                    what = f"{phase} workloads on cluster {cluster.name or cluster.uuid}" + (
-                        f", project {project}" if project else ""
-                    )
-                    queries += [(filters, False, what), (filters, True, what + " (deleted)")]
+        queries = await _queries(client, clusters, projects, start, end, scan)
         listed = await asyncio.gather(*(_list(client, f, d, scan, w) for f, d, w in queries))
-        seen: dict[str, Workload] = {}
-        wanted_projects = set(projects) if projects is not None else None
-        scanned = set(scan.cluster_ids)
-        for workloads in listed:
-            for w in workloads:
-                # The server filters; the same rules are checked again here, so a control plane that ignores a
-                # filter term cannot put a workload of another scope into the digest.
-                if w.phase not in COUNTED_PHASES or not in_window(w.phase_updated_at, start, end):
-                    continue
-                if w.cluster_id not in scanned:
-                    continue
-                if wanted_projects is not None and w.project_name not in wanted_projects:
-                    continue
-                seen.setdefault(w.id, w)
+        seen = _in_scope(listed, set(scan.cluster_ids), projects, start, end)
         limit = asyncio.Semaphore(CONCURRENCY)
 
         async def one(workload: Workload) -> DigestItem | None:
@@ -178,61 +259,10 @@ async def scan_runai(
                 if isinstance(hit, dict):
                     return DigestItem.model_validate(hit["item"]) if hit.get("item") else None
             async with limit:
-                item, cacheable = await _diagnose_one(workload)
+                item, cacheable = await _diagnose_one(client, config, workload, end, since, scan)
             if cache is not None and cacheable:
                 await cache.put(key, {"item": item.model_dump(mode="json") if item else None})
             return item
-
-        async def _diagnose_one(workload: Workload) -> tuple[DigestItem | None, bool]:
-            question = Question(
-                cluster_id=workload.cluster_id, workload_id=workload.id, intent="terminal", lookback=since
-            )
-            diagnosis = Diagnosis(
-                question, client, KubeConfig(), end, question.lookback_delta(), Deadline(config.deadline), config
-            )
-            report = None
-            running_since = None
-            try:
-                tier1 = await diagnosis.collect(workload)
-                report = await diagnosis.diagnose(workload, tier1)
-                running_since = diagnosis.last_running(tier1, workload.phase_updated_at)
-            except (ApiError, httpx.HTTPError, TimeoutError) as exc:
-                scan.gaps.append(Gap(what=f"workload {workload.name}", why=describe_error(exc)))
-            assert workload.phase_updated_at is not None
-            common: dict[str, object] = {
-                "system": "runai",
-                "name": workload.name,
-                "id": workload.id,
-                "project": workload.project_name,
-                "cluster_id": workload.cluster_id,
-                "at": workload.phase_updated_at,
-                "user": workload.submitted_by,
-                "image": workload.images[0] if workload.images else None,
-                "gpu_hours": _gpu_hours(workload, running_since),
-            }
-            if report is None:
-                # Counted under what the remaining evidence supports: nothing, so UNKNOWN (FORMAT.md "gaps").
-                if workload.phase != "Failed":
-                    return None, False
-                verdict = f"{workload.name} failed; its details could not be read."
-                return DigestItem(category=Category.UNKNOWN.value, verdict=verdict, **common), False  # type: ignore[arg-type]
-            if not _counts(report, workload):
-                return None, True
-            assert report.category is not None
-            fetch_failed = False
-            for gap in report.gaps:
-                if "[GET " in gap.why:  # a Tier 1 call that failed (not "no limit found" and the like)
-                    scan.gaps.append(Gap(what=f"{workload.name}: {gap.what}", why=gap.why))
-                    fetch_failed = True
-            node = next((e.value for e in report.evidence if e.label == "node"), None)
-            item = DigestItem(
-                category=report.category.value,
-                verdict=report.headline,
-                recurring=report.recurring,
-                node=node,
-                **common,  # type: ignore[arg-type]
-            )
-            return item, not fetch_failed  # a row built around a failed call is not kept for the next digest
 
         results = await asyncio.gather(*(one(w) for w in seen.values()))
         scan.items = [item for item in results if item is not None]

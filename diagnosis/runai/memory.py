@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from diagnosis.runai.client import Calls
 from diagnosis.runai.models import Measurement, Metrics, Pod, Workload, WorkloadSpec
 from diagnosis.units import quantity_bytes
 
@@ -96,7 +97,7 @@ def memory_evidence(
     if chosen is not None:
         at, value = chosen[1]
         label = f", pod {name}" if labelled and name else ""
-        peak = MemoryPeak(at, value, f"GET /api/v1/workloads/{wid}/metrics ({USAGE}{label})")
+        peak = MemoryPeak(at, value, Calls.metrics(wid).cite(f"{USAGE}{label}"))
     return MemoryEvidence(
         pod=name,
         named=name is not None and (len(pods) > 1 or len(usage) > 1),
@@ -123,16 +124,17 @@ def _limit(
     wid = workload.id
     found: tuple[str, str] | None = None
     pod = next((p for p in pods if p.name == name), None)
-    pods_src = f"GET /api/v1/workloads/{wid}/pods (requestedResources.cpuMemory.limit"
+    pods_field = "requestedResources.cpuMemory.limit"
     if pod is not None and pod.memory_limit:
-        found = pod.memory_limit, pods_src + (f" of pod {pod.name})" if len(pods) > 1 else ")")
+        of_pod = f" of pod {pod.name}" if len(pods) > 1 else ""
+        found = pod.memory_limit, Calls.pods(wid).cite(pods_field + of_pod)
     elif pod is None:
         limits = {lim for lim in (p.memory_limit for p in pods) if lim}
         if len(limits) == 1:
-            found = limits.pop(), pods_src + ")"
+            found = limits.pop(), Calls.pods(wid).cite(pods_field)
     wr = workload.pods_requested_resources
     if found is None and wr and wr.cpu_memory and wr.cpu_memory.limit:
-        found = str(wr.cpu_memory.limit), f"GET /api/v1/workloads/{wid} (podsRequestedResources.cpuMemory.limit)"
+        found = str(wr.cpu_memory.limit), Calls.workload(wid).cite("podsRequestedResources.cpuMemory.limit")
     if found is None and spec is not None:
         value = spec.compute_value("cpuMemoryLimit", name)
         if value is not None:
@@ -148,7 +150,7 @@ def _limit(
         from_metrics = _limit_metric(metrics, pods, name, series)
         if from_metrics is not None:
             label = f", pod {name}" if series is not None and series.pod is not None and name else ""
-            return MemoryLimit(str(from_metrics), from_metrics, f"GET /api/v1/workloads/{wid}/metrics ({LIMIT}{label})")
+            return MemoryLimit(str(from_metrics), from_metrics, Calls.metrics(wid).cite(f"{LIMIT}{label}"))
     return MemoryLimit(found[0], limit_bytes, found[1]) if found else None
 
 

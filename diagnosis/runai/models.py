@@ -7,7 +7,9 @@ parsed to float by :meth:`Measurement.floats`.
 
 Lists are null-safe: a ``null`` (or unreadable) item of a top-level list (pods, history, events) is
 skipped and counted by :func:`parse_records`, so the report can say so; ``null`` items of nested
-lists (conditions, containers, measurements, values) are dropped.
+lists (conditions, containers, measurements, values) are dropped. What paging left out (records a later page
+served again, a cursor that cycled, a list without an end: :class:`Paged`) travels with the list as well, so
+the same gap says it (issue 15 §1).
 """
 
 from __future__ import annotations
@@ -44,40 +46,81 @@ def _no_nulls(value: Any) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
+class Paged(list[Any]):
+    """The raw items of every page of one paged list (``null`` items included: the caller counts them),
+    with what paging had to leave out.
+
+    ``repeated``: items dropped because an earlier page had served them already (the same ``id``, or, for an
+    item without one, the same content on an earlier page); ``stopped``: why paging ended before the server
+    said the list was complete (a ``next`` cursor that repeated, a page of nothing new, the page limit), or
+    None when it ended by itself."""
+
+    def __init__(self, items: Iterable[Any] = (), *, repeated: int = 0, stopped: str | None = None) -> None:
+        super().__init__(items)
+        self.repeated = repeated
+        self.stopped = stopped
+
+
 class Records(list[M]):
-    """Items of one API list that could be read; ``nulls`` and ``invalid`` count those that were skipped.
+    """Items of one API list that could be read; ``nulls`` and ``invalid`` count those that were skipped,
+    ``repeated`` those dropped as served again by a later page; ``stopped`` says why paging ended before
+    the end of the list (None: the whole list was read).
 
     ``asked_deleted`` is set when the items were asked again with ``deleted=true`` (pods of a deleted or
     cleaned-up workload)."""
 
-    def __init__(self, items: Iterable[M] = (), *, nulls: int = 0, invalid: int = 0) -> None:
+    def __init__(
+        self,
+        items: Iterable[M] = (),
+        *,
+        nulls: int = 0,
+        invalid: int = 0,
+        repeated: int = 0,
+        stopped: str | None = None,
+    ) -> None:
         super().__init__(items)
         self.nulls = nulls
         self.invalid = invalid
+        self.repeated = repeated
+        self.stopped = stopped
         self.asked_deleted = False
 
     def add(self, other: Records[M]) -> None:
         self.extend(other)
         self.nulls += other.nulls
         self.invalid += other.invalid
+        self.repeated += other.repeated
+        self.stopped = "; ".join(s for s in (self.stopped, other.stopped) if s) or None
 
     @property
     def skipped(self) -> int:
-        return self.nulls + self.invalid
+        """Items left out of the list (null, unreadable, or served again); a list cut short by paging
+        counts as one more (the items never read cannot be counted)."""
+        return self.nulls + self.invalid + self.repeated + (1 if self.stopped else 0)
 
     def skipped_text(self) -> str:
-        """``"2 null records skipped"``, ``"1 null record and 1 unreadable record skipped"``; "" when none."""
+        """What was left out, as the ``why`` of a gap: ``"2 null records skipped"``, ``"1 null record and
+        1 unreadable record skipped"``, ``"4 records served again by later pages dropped"``, then why paging
+        stopped early; "" when nothing was."""
         parts = [
             f"{n} {what} record{'s' if n != 1 else ''}"
             for n, what in ((self.nulls, "null"), (self.invalid, "unreadable"))
             if n
         ]
-        return " and ".join(parts) + " skipped" if parts else ""
+        out = [" and ".join(parts) + " skipped"] if parts else []
+        if self.repeated:
+            out.append(
+                f"{self.repeated} record{'s' if self.repeated != 1 else ''} served again by a later page "
+                "dropped (counted once)"
+            )
+        if self.stopped:
+            out.append(self.stopped)
+        return "; ".join(out)
 
 
 def parse_records(model: type[M], raw: Iterable[Any]) -> Records[M]:
     """Validate each item of an API list as ``model``; a ``null``, non-object or invalid item is skipped
-    and counted, never fatal for the whole list."""
+    and counted, never fatal for the whole list. What paging left out (``raw`` a :class:`Paged`) is kept."""
     items: list[M] = []
     nulls = invalid = 0
     for item in raw:
@@ -88,6 +131,8 @@ def parse_records(model: type[M], raw: Iterable[Any]) -> Records[M]:
             items.append(model.model_validate(item))
         except ValidationError:
             invalid += 1
+    if isinstance(raw, Paged):
+        return Records(items, nulls=nulls, invalid=invalid, repeated=raw.repeated, stopped=raw.stopped)
     return Records(items, nulls=nulls, invalid=invalid)
 
 

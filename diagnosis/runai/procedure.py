@@ -8,41 +8,39 @@ classify again -> report. Every failed fetch becomes a named :class:`~diagnosis.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
-from diagnosis.answer import BackendUnavailable
+from diagnosis import kube_objects as kube
 from diagnosis.config import KubeConfig, RunaiConfig
-from diagnosis.http import ReadOnlyViolation
-from diagnosis.k8s import Tier2Evidence, pod_mismatch, shared_source
+from diagnosis.errors import BackendUnavailable
+from diagnosis.fetched import Call, Fetched, describe_error
+from diagnosis.fetched import fetch as shared_fetch
+from diagnosis.k8s import KubeCalls, Tier2Evidence, pod_mismatch, shared_source
 from diagnosis.question import UUID_RE, Question, Symptom, named_symptom
 from diagnosis.redact import sanitize
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
 from diagnosis.runai import resolve
-from diagnosis.runai.client import ApiError, NoSpecEndpoint, NotFoundError, RunaiClient
+from diagnosis.runai.categories import CATEGORIES
+from diagnosis.runai.client import ApiError, Calls, NotFoundError, RunaiClient
 from diagnosis.runai.models import (
     SUCCESS_PHASES,
     TERMINAL_PHASES,
     Cluster,
-    Event,
-    HistoryRecord,
-    Metrics,
     Pod,
     Project,
     Records,
     Workload,
-    WorkloadSpec,
 )
-from diagnosis.runai.reporting import ReportBuilder
+from diagnosis.runai.reporting import ReportBuilder, asks_stuck
 from diagnosis.runai.signals import (
     DIRECT_KINDS,
     Kind,
@@ -54,7 +52,7 @@ from diagnosis.runai.signals import (
     pod_object_signals,
     text_signals,
 )
-from diagnosis.units import parse_time
+from diagnosis.runai.tier1 import Tier1
 
 log = logging.getLogger(__name__)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
@@ -74,69 +72,6 @@ SYMPTOM_KINDS: dict[str, frozenset[Kind]] = {
 }
 
 
-@dataclass
-class Fetched(Generic[T]):
-    """The result of one Tier 1 call: ``value`` or the reason it is missing (``why``)."""
-
-    what: str
-    path: str
-    value: T | None = None
-    why: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.why is None
-
-
-@dataclass
-class Tier1:
-    """Everything Tier 1 returned for the selected workload."""
-
-    workload: Workload
-    pods: Fetched[list[Pod]]
-    history: Fetched[list[HistoryRecord]]
-    events: Fetched[list[Event]]
-    spec: Fetched[WorkloadSpec]
-    metrics: Fetched[Metrics]
-    clusters: Fetched[list[Cluster]]
-    projects: Fetched[list[Project]]
-
-    @functools.cached_property
-    def all_events(self) -> list[Event]:
-        """Events of the events endpoint and of history, deduplicated by id (or time+reason+message),
-        oldest first (events without a time first). Computed once per diagnosis."""
-        seen: set[tuple[Any, ...]] = set()
-        out: list[Event] = []
-        from_history = [r.spec.event for r in self.history.value or [] if r.spec.event is not None]
-        for ev in (self.events.value or []) + from_history:
-            key = (ev.id,) if ev.id else (ev.created_at, ev.reason, ev.message)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(ev)
-        return sorted(out, key=lambda e: e.created_at or _EPOCH)
-
-
-def _describe_error(exc: BaseException) -> str:
-    if isinstance(exc, NoSpecEndpoint):
-        return str(exc)
-    if isinstance(exc, ApiError):
-        return (
-            f"HTTP {exc.status}"
-            + (f" ({exc.message})" if exc.message else "")
-            + (" after retries" if exc.status >= 500 or exc.status == 429 else "")
-        )
-    if isinstance(exc, TimeoutError):
-        return "timed out (diagnosis deadline)"
-    if isinstance(exc, httpx.HTTPError):
-        return f"{type(exc).__name__} after retries"
-    return f"{type(exc).__name__}: {exc}"
-
-
-#: The public name of the error describer (digest listers use it too).
-describe_error = _describe_error
-
-
 class Deadline:
     """A hard overall deadline (seconds from creation)."""
 
@@ -148,15 +83,10 @@ class Deadline:
         return max(0.001, self.end - time.monotonic())
 
 
-async def fetch(what: str, path: str, coro: Awaitable[T], deadline: Deadline) -> Fetched[T]:
-    """Await ``coro`` within the deadline; any failure (but a read-only violation) becomes ``why``."""
-    try:
-        return Fetched(what, path, value=await asyncio.wait_for(coro, deadline.remaining()))
-    except ReadOnlyViolation:
-        raise
-    except Exception as exc:
-        log.info("could not fetch %s: %s", what, _describe_error(exc))
-        return Fetched(what, path, why=_describe_error(exc))
+async def fetch(call: Call, read: Awaitable[T], deadline: Deadline) -> Fetched[T]:
+    """Await ``read`` within the deadline (:func:`diagnosis.fetched.fetch`); any failure but a read-only
+    violation becomes ``why``."""
+    return await shared_fetch(call, read, within=deadline.remaining())
 
 
 async def diagnose_runai(
@@ -165,7 +95,7 @@ async def diagnose_runai(
     """Answer ``question`` about a Run:ai workload at time ``now`` (UTC).
 
     Raises :class:`~diagnosis.question.QuestionError` for a bad lookback and
-    :class:`~diagnosis.answer.BackendUnavailable` when Run:ai cannot be reached or refuses the
+    :class:`~diagnosis.errors.BackendUnavailable` when Run:ai cannot be reached or refuses the
     credentials; every other problem becomes a gap in the returned report.
     """
     lookback = question.lookback_delta()
@@ -180,11 +110,16 @@ async def diagnose_runai(
                 for pending in diagnosis.project_items.values():
                     pending.cancel()  # a quota read the answer did not need
         except (ApiError, httpx.HTTPError, TimeoutError) as exc:
-            raise BackendUnavailable(f"Run:ai at {config.base_url} did not answer: {_describe_error(exc)}") from exc
+            raise BackendUnavailable(f"Run:ai at {config.base_url} did not answer: {describe_error(exc)}") from exc
 
 
 @dataclass
 class Diagnosis:
+    """One Run:ai diagnosis in progress: the question, the client and Tier 2 access, the time and lookback, the
+    deadline; :meth:`run` answers it. Collect (:meth:`collect`, :meth:`tier2`) -> decide (:meth:`route`,
+    :meth:`decide`, pure classification in :mod:`~diagnosis.runai.classify`) -> evidence and phrase
+    (:class:`~diagnosis.runai.reporting.ReportBuilder`, texts in :mod:`~diagnosis.runai.categories`)."""
+
     question: Question
     client: RunaiClient
     kube: KubeConfig
@@ -217,6 +152,47 @@ class Diagnosis:
     # -- Step 1: parameters and resolution ----------------------------------------------------------
 
     async def run(self) -> Report:
+        """Spec Step 1 (resolve, select, check the cluster) and then the diagnosis of the selected workload."""
+        resolved = await self.resolve_question()
+        if isinstance(resolved, Report):
+            return resolved
+        q, cluster_id, clusters = resolved
+        names = self.names(q)
+        missing = _missing_parameters(q, names, cluster_id)
+        if missing:
+            return await self.ask_missing(q, missing, names, cluster_id, clusters or [])
+        assert cluster_id is not None
+        found = await self.find_candidates(q, cluster_id, names)
+        if isinstance(found, Report):
+            return found
+        q, candidates = self.question, found
+        self.found = list(candidates)
+        selected, tier1 = await self.select(candidates, q.effective_intent())
+        if selected is None:
+            return self.builder().needs_input(
+                q,
+                ["workload"],
+                f"Several workloads named '{q.workload_name}' in project '{q.project}' fit equally. Which one?",
+                [
+                    Choice(
+                        label=f"{w.name} ({w.type or 'workload'}, {w.phase}, {w.id})", field="workload_id", value=w.id
+                    )
+                    for w in candidates[:10]
+                ],
+            )
+        workload = selected
+        # Step 1.3: the returned clusterId must match the asked cluster.
+        if workload.cluster_id and workload.cluster_id != cluster_id:
+            return self.builder().cluster_mismatch(q, workload, cluster_id, clusters)
+        if tier1 is None:
+            tier1 = await self.collect(workload)
+        self.kube = self.kube_for(workload, tier1, cluster_id)  # Tier 2 of this workload's cluster only
+        return await self.diagnose(workload, tier1)
+
+    async def resolve_question(self) -> tuple[Question, str | None, list[Cluster] | None] | Report:
+        """The question's cluster, project and workload checked against the control plane (issue 11 §1): the
+        question as resolved, the cluster id (None when still unknown) and the clusters when they were listed;
+        or the follow-up question when a named cluster does not exist."""
         q = self.question
         clusters: list[Cluster] | None = None
         cluster_id = (q.cluster_id or "").strip() or None
@@ -248,21 +224,12 @@ class Diagnosis:
                     f"I found no cluster named '{q.cluster}'. Which cluster is it on?",
                     self.cluster_choices(listed),
                 )
-        names = self.names(q)
-        missing: list[str] = []
-        if cluster_id is None:
-            missing.append("cluster")
-        if not q.workload_id:
-            named = bool(q.workload_name or q.candidates)
-            # ordinary words are tried only once the scope is known; until then the workload is asked for too
-            if not named and (not names or cluster_id is None or not q.project):
-                missing.append("workload")
-            if not q.project:
-                missing.append("project")
-        if missing:
-            return await self.ask_missing(q, missing, names, cluster_id, clusters or [])
-        assert cluster_id is not None
+        return q, cluster_id, clusters
 
+    async def find_candidates(self, q: Question, cluster_id: str, names: list[str]) -> list[Workload] | Report:
+        """The workloads the question may mean (spec Step 1.1): by id, else by name in the project, live first and
+        then deleted; or the answer when none or several names match. Sets ``self.question``'s workload name to the
+        one name found."""
         if q.workload_id:
             try:
                 workload = await asyncio.wait_for(self.client.get_workload(q.workload_id), self.deadline.remaining())
@@ -299,30 +266,8 @@ class Diagnosis:
                 return await self.not_found(q, cluster_id, by_id=False, tried=names)
             name, candidates = next(iter(live.items()))
             if q.workload_name != name:
-                q = self.question = q.model_copy(update={"workload_name": name})
-
-        self.found = list(candidates)
-        selected, tier1 = await self.select(candidates, q.effective_intent())
-        if selected is None:
-            return self.builder().needs_input(
-                q,
-                ["workload"],
-                f"Several workloads named '{q.workload_name}' in project '{q.project}' fit equally. Which one?",
-                [
-                    Choice(
-                        label=f"{w.name} ({w.type or 'workload'}, {w.phase}, {w.id})", field="workload_id", value=w.id
-                    )
-                    for w in candidates[:10]
-                ],
-            )
-        workload = selected
-        # Step 1.3: the returned clusterId must match the asked cluster.
-        if workload.cluster_id and workload.cluster_id != cluster_id:
-            return self.builder().cluster_mismatch(q, workload, cluster_id, clusters)
-        if tier1 is None:
-            tier1 = await self.collect(workload)
-        self.kube = self.kube_for(workload, tier1, cluster_id)  # Tier 2 of this workload's cluster only
-        return await self.diagnose(workload, tier1)
+                self.question = q.model_copy(update={"workload_name": name})
+        return candidates
 
     async def project_item(self, workload: Workload) -> dict[str, Any] | None:
         """The raw projects-API item of the workload's project (its GPU quota and allocation), or None."""
@@ -433,6 +378,7 @@ class Diagnosis:
             )
         suggestions: list[tuple[str, str]] = []
         projects: list[resolve.ProjectInfo] | None = None
+        existing: Sequence[Workload] = []
         if not by_id and q.project:
             scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
             try:
@@ -497,24 +443,21 @@ class Diagnosis:
         wid = workload.id
         c = self.client
         d = self.deadline
-        base = f"/api/v1/workloads/{wid}"
-        spec_path = c.spec_path_for(workload) or "spec endpoint"
         # Pods of a deleted or cleaned-up workload are listed only with deleted=true.
         gone = workload.is_terminal or workload.deleted_at is not None
         if workload.phase == "Pending" and workload.id not in self.project_items:
             # a Pending workload's answer compares the project's GPU quota: read it in the same round trip
             self.project_items[workload.id] = asyncio.ensure_future(self.project_item(workload))
         results = await asyncio.gather(
-            fetch("pods", f"GET {base}/pods", c.get_pods(wid, or_deleted=gone), d),
-            fetch("history", f"GET {base}/history", c.get_history(wid), d),
-            fetch("events", f"GET {base}/events", c.get_events(wid, since=self.cutoff), d),
-            fetch("submitted spec", f"GET {spec_path}", c.get_spec_for(workload), d),
-            fetch("metrics", f"GET {base}/metrics", c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
-            fetch("clusters", "GET /api/v1/clusters", c.list_clusters(), d),
+            fetch(Calls.pods(wid), c.get_pods(wid, or_deleted=gone), d),
+            fetch(Calls.history(wid), c.get_history(wid), d),
+            fetch(Calls.events(wid), c.get_events(wid, since=self.cutoff), d),
+            fetch(Calls.spec(c.spec_path_for(workload)), c.get_spec_for(workload), d),
+            fetch(Calls.metrics(wid), c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
+            fetch(Calls.clusters(), c.list_clusters(), d),
             # The project is read only to find the namespace when the workload does not name it.
             fetch(
-                "project",
-                "GET /api/v1/org-unit/projects",
+                Calls.projects(),
                 c.list_projects(workload.project_name or "", workload.cluster_id or "")
                 if not workload.namespace
                 else _nothing(),
@@ -559,7 +502,8 @@ class Diagnosis:
 
     def run_signals(self, workload: Workload, tier1: Tier1) -> list[Signal]:
         """Tier 1 signals of the current run: workload status, conditions, phase updates, events, pods."""
-        wl_src = f"GET /api/v1/workloads/{workload.id}"
+        wl = Calls.workload(workload.id)
+        wl_src = wl.cite()
         start = self.run_start(workload, tier1)
         out: list[Signal] = []
         out += text_signals(
@@ -574,7 +518,7 @@ class Diagnosis:
                 out += text_signals(
                     cond.reason,
                     cond.message,
-                    source=wl_src + " (conditions)",
+                    source=wl.cite("conditions"),
                     at=cond.last_transition_time,
                     label=f"condition {cond.type} {cond.reason or ''}".strip(),
                 )
@@ -582,19 +526,20 @@ class Diagnosis:
             out += text_signals(
                 psm.phase_reason,
                 psm.user_message,
-                source=wl_src + " (pendingSchedulingMessages)",
+                source=wl.cite("pendingSchedulingMessages"),
                 at=None,
                 label="pendingSchedulingMessages",
             )
-        hist_src = f"GET /api/v1/workloads/{workload.id}/history"
+        hist = Calls.history(workload.id)
+        hist_src = hist.cite()
         for r in tier1.history.value or []:
             ts = r.meta.creation_timestamp
             if r.spec.phase_update is not None and (start is None or ts is None or ts >= start):
                 pu = r.spec.phase_update
                 out += text_signals(
-                    None, pu.phase_message, source=hist_src + " (phase update)", at=ts, label=f"phase update {pu.phase}"
+                    None, pu.phase_message, source=hist.cite("phase update"), at=ts, label=f"phase update {pu.phase}"
                 )
-        ev_src = f"GET /api/v1/workloads/{workload.id}/events"
+        ev_src = Calls.events(workload.id).cite()
         for ev in tier1.all_events:
             if start is not None and ev.created_at is not None and ev.created_at < start:
                 continue
@@ -609,15 +554,16 @@ class Diagnosis:
                 Signal(
                     Kind.POLICY_STOP,
                     text="phase Stopped with desiredPhase Stopped (a stop was requested for this workload)",
-                    source=f"GET {self.client.spec_path_for(workload)} (desiredPhase)",
+                    source=Calls.spec(self.client.spec_path_for(workload)).cite("desiredPhase"),
                     at=workload.phase_updated_at,
                     reason="Stopped",
                 )
             )
-        pods_src = f"GET /api/v1/workloads/{workload.id}/pods"
         for pod in tier1.pods.value or []:
             at = pod.k8s_phase_updated_at  # an old pod phase is not evidence of the recent termination
-            out += k8s_phase_signals(pod.k8s_phase, source=pods_src + " (k8sPhase)", at=at, pod=pod.name)
+            out += k8s_phase_signals(
+                pod.k8s_phase, source=Calls.pods(workload.id).cite("k8sPhase"), at=at, pod=pod.name
+            )
         return cls.drop_stale_scheduler(out)
 
     def final_window(self, signals: Sequence[Signal], end: datetime | None) -> list[Signal]:
@@ -629,60 +575,18 @@ class Diagnosis:
     # -- Steps 1.4-5 ------------------------------------------------------------------------------------
 
     async def diagnose(self, workload: Workload, tier1: Tier1) -> Report:
+        """Spec Steps 1.4-5 over the collected Tier 1 evidence: route out (preempted, succeeded, suspended,
+        Pending, Running), else classify (Tier 2 where Step 4 calls for it), count recurrences, read the memory
+        peak when it matters, and report."""
         b = self.builder()
         b.set_identity(workload, tier1)
-        for fetched in (tier1.pods, tier1.history, tier1.events, tier1.spec, tier1.metrics):
-            if not fetched.ok:
-                b.gap(fetched.what, f"{fetched.why} [{fetched.path}]")
-            elif isinstance(fetched.value, Records) and fetched.value.skipped:
-                b.gap(fetched.what, f"{fetched.value.skipped_text()} [{fetched.path}]")
-        if workload.phase == "Stopped" and tier1.spec.value is None:
-            b.gap("stop requested (desiredPhase)", "not known: the submitted spec could not be read")
-        if not tier1.events.ok and tier1.history.ok:
-            b.note(
-                "The events call failed; that is not proof that no events occurred. History events were used instead."
-            )
-        if tier1.pods.ok and not tier1.pods.value:
-            asked = isinstance(tier1.pods.value, Records) and tier1.pods.value.asked_deleted
-            both = ", live or deleted (asked again with deleted=true)" if asked else ""
-            b.gap("pods", f"the pods endpoint returned no pods{both} (deleted or not yet created)")
-
+        self.tier1_gaps(b, workload, tier1)
         signals = self.run_signals(workload, tier1)
         end = self.termination_time(workload)
         final = self.final_window(signals, end)
-
-        # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
-        since = self.last_running(tier1, end)
-        preempted = [
-            s for s in signals if s.kind == Kind.PREEMPTED and (s.at is None or since is None or s.at >= since)
-        ]
-        if preempted:
-            return b.route_preempted(workload, preempted, tier1.spec.value.spec if tier1.spec.value else None)
-
-        # Step 1.5: phase rules.
-        phase = workload.phase
-        if phase in SUCCESS_PHASES:
-            return b.succeeded(workload)
-        if phase == "Suspended":
-            return b.out_of_scope(workload)
-        tier2: Tier2Evidence | None = None
-        if phase not in TERMINAL_PHASES and not self.symptom_confirmed(phase, signals):
-            # Tier 1 shows no failed-pod signal. Before routing away, let Tier 2's pod status confirm or
-            # rule out the symptom when Tier 1 is thin (events unread, a scheduled pod that is not
-            # running) or the person asked about a current symptom.
-            if phase in {"Pending", "Initializing", "Creating", "Running"} and self.tier1_is_thin(tier1):
-                tier2 = await self.tier2(workload, tier1, None, signals)
-            t2 = self.t2_signals if tier2 is not None else []
-            if not t2 or not self.symptom_confirmed(phase, signals + t2):
-                usable = cls.drop_superseded(signals)
-                if phase == "Pending":
-                    scheduling = [s for s in usable if s.kind == Kind.SCHEDULING]
-                    pending = self.project_items.get(workload.id)
-                    item = await pending if pending is not None else await self.project_item(workload)
-                    return b.route_pending(workload, scheduling, item)
-                if phase == "Running":
-                    return b.ask_past_run(workload, self.found)
-                return b.phase_only(workload, signals)
+        routed, tier2 = await self.route(b, workload, tier1, signals, end)
+        if routed is not None:
+            return routed
 
         # Step 2-4: classify from Tier 1, then Tier 2 where Step 4 calls for it. With several pods the one whose
         # failure came first decides (FORMAT.md "Workloads with several pods").
@@ -708,8 +612,79 @@ class Diagnosis:
             b.gap(g.what, g.why)
         if finding is None:
             finding = cls.unknown(final, tier2_available=tier2 is not None)
+        self.recurrence(b, tier1, finding, end)
 
-        # Step 3: recurrence in the lookback.
+        # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
+        pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final, order)[0]
+        if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
+            b.memory(workload, tier1, tier2, pod=pod_name)  # the peak and the limit of the diagnosed pod
+        namespace = tier2.namespace if tier2 is not None else self.namespace(workload, tier1)
+        return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
+
+    @staticmethod
+    def tier1_gaps(b: ReportBuilder, workload: Workload, tier1: Tier1) -> None:
+        """What Tier 1 could not show: each failed call (``why [GET path]``), skipped list items, an unread
+        spec of a Stopped workload, failed events, an empty pods list."""
+        for got in (tier1.pods, tier1.history, tier1.events, tier1.spec, tier1.metrics):
+            if not b.fetched(got, with_call=True):
+                continue
+            if isinstance(got.value, Records) and got.value.skipped:
+                b.gap(got.what, f"{got.value.skipped_text()} [{got.path}]")
+        if workload.phase == "Stopped" and tier1.spec.value is None:
+            b.gap("stop requested (desiredPhase)", "not known: the submitted spec could not be read")
+        if not tier1.events.ok and tier1.history.ok:
+            b.note(
+                "The events call failed; that is not proof that no events occurred. History events were used instead."
+            )
+        if tier1.pods.ok and not tier1.pods.value:
+            asked = isinstance(tier1.pods.value, Records) and tier1.pods.value.asked_deleted
+            both = ", live or deleted (asked again with deleted=true)" if asked else ""
+            b.gap("pods", f"the pods endpoint returned no pods{both} (deleted or not yet created)")
+
+    async def route(
+        self, b: ReportBuilder, workload: Workload, tier1: Tier1, signals: list[Signal], end: datetime | None
+    ) -> tuple[Report | None, Tier2Evidence | None]:
+        """Spec Steps 1.4-1.5: the answer when the workload routes out (a recent preemption, success, suspension,
+        Pending or Running without a failed-pod signal, another phase), else None; and the Tier 2 evidence read
+        to confirm or rule out a symptom on the way (None when none was read)."""
+        # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
+        since = self.last_running(tier1, end)
+        preempted = [
+            s for s in signals if s.kind == Kind.PREEMPTED and (s.at is None or since is None or s.at >= since)
+        ]
+        if preempted:
+            return b.route_preempted(workload, preempted, tier1.spec.value.spec if tier1.spec.value else None), None
+
+        # Step 1.5: phase rules.
+        phase = workload.phase
+        if phase in SUCCESS_PHASES:
+            return b.succeeded(workload), None
+        if phase == "Suspended":
+            return b.out_of_scope(workload), None
+        tier2: Tier2Evidence | None = None
+        if phase in TERMINAL_PHASES or self.symptom_confirmed(phase, signals):
+            return None, None
+        # Tier 1 shows no failed-pod signal. Before routing away, let Tier 2's pod status confirm or rule out the
+        # symptom when Tier 1 is thin (events unread, a scheduled pod that is not running) or the person asked
+        # about a current symptom.
+        if phase in {"Pending", "Initializing", "Creating", "Running"} and self.tier1_is_thin(tier1):
+            tier2 = await self.tier2(workload, tier1, None, signals)
+        t2 = self.t2_signals if tier2 is not None else []
+        if t2 and self.symptom_confirmed(phase, signals + t2):
+            return None, tier2
+        usable = cls.drop_superseded(signals)
+        if phase == "Pending":
+            scheduling = [s for s in usable if s.kind == Kind.SCHEDULING]
+            pending = self.project_items.get(workload.id)
+            item = await pending if pending is not None else await self.project_item(workload)
+            return b.route_pending(workload, scheduling, item, stuck=asks_stuck(self.question.text)), tier2
+        if phase == "Running":
+            return b.ask_past_run(workload, self.found), tier2
+        return b.phase_only(workload, signals), tier2
+
+    def recurrence(self, b: ReportBuilder, tier1: Tier1, finding: cls.Finding, end: datetime | None) -> None:
+        """Spec Step 3: the failures of the finding's category in the lookback (history and events), and the gap
+        when history could not be read."""
         occ = rec.occurrences(tier1.history.value or [], tier1.all_events, self.cutoff)
         # A failure still in progress (crash loop, pull back-off) dates from its latest direct signal.
         diagnosed_at = end or max((s.at for s in finding.signals if s.at), default=self.now)
@@ -725,13 +700,6 @@ class Diagnosis:
                 else "neither history nor events could be read: only the diagnosed failure is counted",
             )
 
-        # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
-        pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final, order)[0]
-        if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
-            b.memory(workload, tier1, tier2, pod=pod_name)  # the peak and the limit of the diagnosed pod
-        namespace = tier2.namespace if tier2 is not None else self.namespace(workload, tier1)
-        return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)
-
     def pod_ended(self, tier1: Tier1, tier2: Tier2Evidence | None) -> dict[str, datetime]:
         """When each pod ended: its main containers' latest ``finishedAt`` (Tier 2), else ``completedAt``."""
         out: dict[str, datetime] = {}
@@ -739,15 +707,9 @@ class Diagnosis:
             if pod.completed_at is not None:
                 out[pod.name] = pod.completed_at
         if tier2 is not None and tier2.pod is not None:
-            finished = [
-                t
-                for cs in (tier2.pod.get("status") or {}).get("containerStatuses") or []
-                if isinstance(cs, dict)
-                for t in [parse_time(((cs.get("state") or {}).get("terminated") or {}).get("finishedAt"))]
-                if t is not None
-            ]
-            if finished:
-                out[tier2.pod_name] = max(finished)
+            finished = kube.main_finished_at(tier2.pod)
+            if finished is not None:
+                out[tier2.pod_name] = finished
         return out
 
     def decide(
@@ -810,14 +772,9 @@ class Diagnosis:
         mount and policy findings are explained by their Tier 1 messages."""
         if not self.kube.available:
             return False
-        if finding is None or finding.category == Category.UNKNOWN or cls.unresolved_exit(final):
+        if finding is None or cls.unresolved_exit(final):
             return True
-        return finding.category in {
-            Category.OOM_KILLED,
-            Category.CRASH_APP_ERROR,
-            Category.INIT_FAILED,
-            Category.NODE_FAILURE,
-        }
+        return CATEGORIES[finding.category].tier2  # the category's own Tier 2 need (diagnosis.runai.categories)
 
     def diagnosed_pod(
         self,
@@ -930,42 +887,35 @@ class Diagnosis:
                     signals = self.tier2_signals(evidence)
             self.t2_signals = signals
             return evidence
-        except TimeoutError:
-            b_gap.append(Gap(what="Tier 2 evidence", why="timed out (diagnosis deadline)"))
+        except TimeoutError as exc:
+            b_gap.append(Gap(what="Tier 2 evidence", why=describe_error(exc)))
             return None
 
     def tier2_signals(self, t2: Tier2Evidence) -> list[Signal]:
+        """Signals of what Tier 2 read: the pod object, its events, its logs, the node and the node's events of
+        this run (:attr:`t2_window`; a node event outside it is another story). Each cites its ``kubectl`` call."""
+        ns, pod = t2.namespace, t2.pod_name
         out: list[Signal] = []
-        pod_src = f"kubectl describe pod {t2.pod_name} -n {t2.namespace}"
         if t2.pod is not None:
-            out += pod_object_signals(t2.pod, source=pod_src)
-        ev_src = f"kubectl get events -n {t2.namespace} --field-selector involvedObject.name={t2.pod_name}"
-        for ev in t2.events:
-            at = parse_time(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp"))
-            out += text_signals(ev.get("reason"), ev.get("message"), source=ev_src, at=at, pod=t2.pod_name)
+            out += pod_object_signals(t2.pod, source=KubeCalls.pod(ns, pod).source)
+        ev_src = KubeCalls.pod_events(ns, pod).source
+        for ev in kube.events(t2.events):
+            out += text_signals(ev.reason, ev.message, source=ev_src, at=ev.at, pod=pod)
         for (container, previous), text in t2.logs.items():
-            flag = " --previous" if previous else ""
-            out += log_signals(
-                text,
-                source=f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}",
-                pod=t2.pod_name,
-                container=container,
-            )
+            src = KubeCalls.log(ns, pod, container, previous).source
+            out += log_signals(text, source=src, pod=pod, container=container)
         if t2.node is not None:
-            name = (t2.node.get("metadata") or {}).get("name")
-            out += node_signals(t2.node, source=f"kubectl describe node {name}")
+            out += node_signals(t2.node, source=KubeCalls.node(kube.node_name(t2.node)).source)
         since, until = self.t2_window
-        for ev in t2.node_events:
-            node_name = (ev.get("involvedObject") or {}).get("name")
-            at = parse_time(ev.get("lastTimestamp") or ev.get("eventTime") or ev.get("firstTimestamp"))
-            early = since is not None and at is not None and at < since
-            late = until is not None and at is not None and at > until + FINAL_SLACK
+        for ev in kube.events(t2.node_events):
+            early = since is not None and ev.at is not None and ev.at < since
+            late = until is not None and ev.at is not None and ev.at > until + FINAL_SLACK
             if early or late:
                 continue
-            src = f"kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name={node_name}"
+            src = KubeCalls.node_events(ev.name).source
             out += [
                 s
-                for s in text_signals(ev.get("reason"), ev.get("message"), source=src, at=at, node=node_name)
+                for s in text_signals(ev.reason, ev.message, source=src, at=ev.at, node=ev.name)
                 if s.kind == Kind.NODE_FAILURE
             ]
         return out
@@ -977,6 +927,21 @@ async def _nothing() -> list[Project]:
 
 async def _nothing_list() -> list[resolve.ProjectInfo]:
     return []
+
+
+def _missing_parameters(q: Question, names: list[str], cluster_id: str | None) -> list[str]:
+    """The parameters still missing before any workload call (spec "Parameters"): cluster, workload, project."""
+    missing: list[str] = []
+    if cluster_id is None:
+        missing.append("cluster")
+    if not q.workload_id:
+        named = bool(q.workload_name or q.candidates)
+        # ordinary words are tried only once the scope is known; until then the workload is asked for too
+        if not named and (not names or cluster_id is None or not q.project):
+            missing.append("workload")
+        if not q.project:
+            missing.append("project")
+    return missing
 
 
 def _missing_question(q: Question, missing: list[str]) -> str:

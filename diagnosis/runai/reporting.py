@@ -3,6 +3,11 @@
 Verdict first, then identity, quantified evidence citing the call it came from, recurrence,
 the recommended next action (never performed), what could not be seen, and console links.
 Requested or limited memory is never presented as a measured peak.
+
+The parts accumulate on :class:`diagnosis.builder.ReportBuilder` (shared with OSMO); a category's headline,
+detail and next action come from its entry in :mod:`diagnosis.runai.categories`; every source is named by the
+client's call (:class:`~diagnosis.runai.client.Calls`, :class:`~diagnosis.k8s.KubeCalls`). Pending is decided
+purely (:func:`pending_facts`) and then phrased (:func:`pending_reasons`, :func:`pending_step`).
 """
 
 from __future__ import annotations
@@ -10,129 +15,54 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from diagnosis.k8s import Tier2Evidence
+from diagnosis import kube_objects as kube
+from diagnosis.builder import ReportBuilder as BaseReportBuilder
+from diagnosis.builder import System
+from diagnosis.k8s import KubeCalls, Tier2Evidence
 from diagnosis.question import Question
-from diagnosis.redact import sanitize
 from diagnosis.report import (
     Category,
     Choice,
     Confidence,
     EvidenceItem,
     Excerpt,
-    Gap,
     Identity,
     Link,
     Outcome,
-    Recurrence,
     Report,
     recurrence_phrase,
 )
+from diagnosis.runai.categories import CATEGORIES, DetailFacts
 from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phrases
+from diagnosis.runai.client import Calls
 from diagnosis.runai.memory import memory_evidence
 from diagnosis.runai.models import Cluster, Workload
+from diagnosis.runai.phrases import IMAGE_REF, short
+from diagnosis.runai.resolve import ago
 from diagnosis.runai.signals import (
     Kind,
     Signal,
-    gpu_hardware_fault,
     log_error_lines,
-    missing_objects,
-    start_error_cause,
 )
-from diagnosis.units import bytes_text, gib, quantity_bytes
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Tier1
+from diagnosis.runai.tier1 import Tier1
+from diagnosis.units import bytes_text, quantity_bytes
 
 MAX_EVIDENCE = 14
-_IMAGE_REF = re.compile(r'(?i)(?:pull(?:ing)?|back-off pulling) image "([^"]+)"')
 LOG_EXCERPT_LINES = 20
 
-_NEXT_ACTIONS: dict[Category, str] = {
-    Category.OOM_KILLED: (
-        "Raise the container memory limit (cpuMemory limit) or cut peak host memory use "
-        "(smaller batch or sequence length, fewer data-loader workers, no in-memory dataset cache), then resubmit."
-    ),
-    Category.IMAGE_PULL_FAILED: (
-        "Check the image reference and tag exist in the registry and that the project has pull credentials "
-        "(imagePullSecrets / a registry credential) for it, then resubmit."
-    ),
-    Category.INIT_FAILED: (
-        "Fix what the init container needs (see its log: permissions, data source, command), then resubmit."
-    ),
-    Category.DATASOURCE_MOUNT_FAILED: (
-        "Create the missing data source (PVC, Secret or ConfigMap) in the workload's namespace, or fix its name "
-        "in the workload's data sources, then resubmit."
-    ),
-    Category.CRASH_APP_ERROR: (
-        "Fix the application error shown in the container log (or the command/arguments), then resubmit."
-    ),
-    Category.NODE_FAILURE: (
-        "The workload was not at fault: resubmit it (it will be placed on a healthy node) and report the node "
-        "to the cluster administrators."
-    ),
-    Category.SCHEDULING_POLICY_TERMINATED: (
-        "The workload was stopped by a scheduling policy, not by an error: adjust the policy limit with the "
-        "project administrator, or keep the workload busy / shorter, then resubmit."
-    ),
-    Category.UNKNOWN: (
-        "Gather container-level evidence: kubectl describe pod <pod> -n <namespace>; kubectl logs <pod> -n "
-        "<namespace> --previous; kubectl get events -n <namespace> --field-selector involvedObject.name=<pod>."
-    ),
-}
 
-_HEADLINES: dict[Category, str] = {
-    Category.OOM_KILLED: "was killed by the kernel for exceeding its memory limit (OOMKilled)",
-    Category.IMAGE_PULL_FAILED: "could not pull its container image",
-    Category.INIT_FAILED: "failed in an init container before the main container started",
-    Category.DATASOURCE_MOUNT_FAILED: "could not mount one of its data sources",
-    Category.CRASH_APP_ERROR: "failed because its own program exited with an error",
-    Category.NODE_FAILURE: "failed because its node failed",
-    Category.SCHEDULING_POLICY_TERMINATED: "was stopped by a scheduling policy",
-    Category.UNKNOWN: "failed, but the evidence does not name a cause",
-}
+@dataclass(kw_only=True)
+class ReportBuilder(BaseReportBuilder):
+    """The Run:ai parts of a report on top of :class:`diagnosis.builder.ReportBuilder`: identity and console
+    links, Pending and pod-order evidence, memory, Tier 2, and the verdicts of every Run:ai outcome."""
 
-
-def _short(text: str, limit: int = 700) -> str:
-    """Whitespace folded; a long text keeps its head and its tail (where kubelet messages put the cause).
-    Sanitized first, so a cut never splits a credential that the whole text would have masked."""
-    text = " ".join(sanitize(text).split())
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 5
-    return text[:head] + " … " + text[-(limit - head - 3) :]
-
-
-_EMPTY_CLAUSES = frozenset({"unknown", "error", "failed", "exit status 1", ""})
-
-
-def _cause(text: str) -> str:
-    """The last meaningful clause of a runtime message ("...: not found", "...: 401 Unauthorized"); runtimes end
-    many messages with a bare ": unknown", which names nothing and is never the verdict's cause."""
-    clauses = [c.strip() for c in text.rstrip(" .").split(": ")]
-    while len(clauses) > 1 and clauses[-1].lower() in _EMPTY_CLAUSES:
-        clauses.pop()
-    return _short(clauses[-1], 160)
-
-
-@dataclass
-class ReportBuilder:
-    """Accumulates the parts of one report; the terminal methods return the finished :class:`Report`."""
-
-    now: datetime
-    lookback: timedelta
     console_url: str
     workload_url_template: str | None = None
-    identity: Identity | None = None
-    evidence: list[EvidenceItem] = field(default_factory=list)
-    gaps: list[Gap] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    excerpts: list[Excerpt] = field(default_factory=list)
-    rec: Recurrence | None = None
+    system: System = "runai"
     limit_raw: str | None = None
     #: the measured peak and the limit in bytes, for the verdict sentence ("peak 32.0 GiB of … (99.8%)")
     peak_bytes: float | None = None
@@ -140,16 +70,6 @@ class ReportBuilder:
     order: PodOrder | None = None
 
     # -- parts ----------------------------------------------------------------------------------------
-
-    def gap(self, what: str, why: str) -> None:
-        if not any(g.what == what and g.why == why for g in self.gaps):
-            self.gaps.append(Gap(what=what, why=why))
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
-
-    def add(self, label: str, value: str, source: str, at: datetime | None = None) -> None:
-        self.evidence.append(EvidenceItem(label=label, value=value, source=source, at=at))
 
     def set_identity(self, workload: Workload, tier1: Tier1 | None) -> None:
         cluster_name = None
@@ -177,14 +97,6 @@ class ReportBuilder:
         # without a template the link only opens the console, and says so (issue 13 §3)
         self.links.append(Link(label="Run:ai console", url=self.console_url))
 
-    def recurrence(self, category: Category, times: list[datetime]) -> None:
-        self.rec = Recurrence(
-            category=category.value,
-            count=len(times),
-            lookback_seconds=int(self.lookback.total_seconds()),
-            occurrences=times,
-        )
-
     def pods_running(self, workload: Workload) -> None:
         """``runningPods`` of ``requestedPods`` (issue 9 §5): a distributed workload partly running says so."""
         wanted = workload.requested_pods.number or workload.requested_pods.min if workload.requested_pods else None
@@ -194,7 +106,7 @@ class ReportBuilder:
         self.add(
             "pods running",
             f"{workload.running_pods} of {wanted} requested{partly}",
-            f"GET /api/v1/workloads/{workload.id} (runningPods, requestedPods)",
+            Calls.workload(workload.id).cite("runningPods, requestedPods"),
         )
 
     def pending_time(self, workload: Workload) -> None:
@@ -205,13 +117,13 @@ class ReportBuilder:
             self.add(
                 "time spent Pending (total)",
                 f"{seconds} s ({hours} h {rest // 60} min)",
-                f"GET /api/v1/workloads/{workload.id} (totalPendingTimeSeconds)",
+                Calls.workload(workload.id).cite("totalPendingTimeSeconds"),
             )
         if workload.requested_node_pools:
             self.add(
                 "node pools requested",
                 ", ".join(workload.requested_node_pools),
-                f"GET /api/v1/workloads/{workload.id} (requestedNodePools)",
+                Calls.workload(workload.id).cite("requestedNodePools"),
             )
 
     def pod_order(self, order: PodOrder) -> None:
@@ -249,7 +161,7 @@ class ReportBuilder:
                 label += f" (container {first.container}{', init' if first.init else ''})"
             if first.pod:
                 label += f" on pod {first.pod}"
-            value = _short(text)
+            value = short(text)
             reasons = sorted({m.reason for m in members if m.reason and m.reason not in label and m.reason not in text})
             if reasons:
                 value += f" [reason {', '.join(reasons)}]"
@@ -285,9 +197,9 @@ class ReportBuilder:
             self.add(
                 "memory request (reservation floor, not usage)",
                 ev.request + (f" = {bytes_text(req_b)}" if req_b else ""),
-                f"GET /api/v1/workloads/{workload.id}",
+                Calls.workload(workload.id).cite(),
             )
-        metrics_src = f"GET /api/v1/workloads/{workload.id}/metrics (CPU_MEMORY_USAGE_BYTES)"
+        metrics_src = Calls.metrics(workload.id).cite("CPU_MEMORY_USAGE_BYTES")
         if tier1.metrics.value is None:
             self.gap("memory usage metrics", "the metrics call failed; no peak can be stated")
             return
@@ -308,22 +220,15 @@ class ReportBuilder:
     def tier2(self, t2: Tier2Evidence) -> None:
         """Tier 2 failures as gaps; the most telling log as an excerpt; restart counts as evidence."""
         for failure in t2.failures:
-            self.gap(failure.what, failure.why)
+            self.fetched(failure)
         if t2.pod is not None:
-            status = t2.pod.get("status") or {}
-            for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
-                if cs.get("restartCount"):
-                    self.add(
-                        f"restart count (container {cs.get('name')})",
-                        str(cs.get("restartCount")),
-                        f"kubectl describe pod {t2.pod_name} -n {t2.namespace}",
-                    )
-        terminated_now: set[str] = set()
-        if t2.pod is not None:
-            status = t2.pod.get("status") or {}
-            for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
-                if (cs.get("state") or {}).get("terminated"):
-                    terminated_now.add(str(cs.get("name")))
+            for container, count in kube.restart_counts(t2.pod):
+                self.add(
+                    f"restart count (container {container})",
+                    str(count),
+                    KubeCalls.pod(t2.namespace, t2.pod_name).source,
+                )
+        terminated_now = kube.terminated_now(t2.pod) if t2.pod is not None else set()
         best: tuple[int, str, str] | None = None
         for (container, previous), text in t2.logs.items():
             if not text.strip():
@@ -331,8 +236,7 @@ class ReportBuilder:
             # The container that ended the run: its current log if it is terminated now, else the previous one.
             latest = (not previous) if container in terminated_now else previous
             score = len(log_error_lines(text)) * 2 + (1 if latest else 0)
-            flag = " --previous" if previous else ""
-            cmd = f"kubectl logs {t2.pod_name} -n {t2.namespace} -c {container}{flag}"
+            cmd = KubeCalls.log(t2.namespace, t2.pod_name, container, previous).source
             if best is None or score > best[0]:
                 best = (score, cmd, text)
         if best is not None:
@@ -344,44 +248,10 @@ class ReportBuilder:
     def headline_detail(
         self, cat: Category, primary: Sequence[Signal], explain: Sequence[Signal], exit_codes: Sequence[int]
     ) -> str:
-        """The concrete cause for the verdict sentence: the limit, the image, the missing object, the error line."""
-        texts = " ".join(s.text for s in primary)
-        if cat == Category.OOM_KILLED and self.limit_raw:
-            if self.peak_bytes is not None and self.limit_bytes:
-                pct = 100 * self.peak_bytes / self.limit_bytes
-                return f"peak {gib(self.peak_bytes)} of its {self.limit_raw} memory limit ({pct:.1f}%)"
-            return f"its memory limit is {self.limit_raw}"
-        if cat == Category.IMAGE_PULL_FAILED:
-            m = _IMAGE_REF.search(texts)
-            pulls = [s.text for s in primary if _IMAGE_REF.search(s.text) and "Back-off" not in s.text]
-            cause = _cause(pulls[-1]) if pulls else ""
-            if m:
-                return f'image "{m.group(1)}"' + (f" ({cause})" if cause and cause not in m.group(1) else "")
-            return cause
-        if cat == Category.DATASOURCE_MOUNT_FAILED:
-            missing = list(dict.fromkeys(missing_objects(texts)))  # every missing object named, once each
-            return "; ".join(missing) if missing else (_cause(primary[-1].text) if primary else "")
-        if cat == Category.INIT_FAILED:
-            containers = sorted(
-                {s.container for s in primary if s.container and s.init}
-                or {s.container for s in primary if s.container}
-            )
-            what = f"init container {', '.join(containers)}" if containers else "an init container"
-            codes = f" exited with code {', '.join(str(c) for c in exit_codes)}" if exit_codes else " failed"
-            lines = [s for s in explain if s.container in containers]
-            return what + codes + (f"; its log ends with `{_short(lines[-1].text, 160)}`" if lines else "")
-        starts = [c for s in primary if s.kind == Kind.START_ERROR_APP for c in [start_error_cause(s.text)] if c]
-        if cat == Category.CRASH_APP_ERROR and starts:
-            return f"the container runtime could not start its command ({starts[-1]})"
-        if cat == Category.NODE_FAILURE:
-            faults = [f for s in primary for f in [gpu_hardware_fault(s.text)] if f]
-            if faults:
-                return f"GPU hardware fault {faults[-1]}"
-        if cat == Category.CRASH_APP_ERROR and explain:
-            return f"the log ends with `{_short(explain[-1].text, 160)}`"
-        if cat == Category.CRASH_APP_ERROR and exit_codes:
-            return f"exit code {', '.join(str(c) for c in exit_codes)}"
-        return ""
+        """The concrete cause for the verdict sentence (the category's ``detail``, see
+        :mod:`diagnosis.runai.categories`): the limit, the image, the missing object, the error line."""
+        facts = DetailFacts(primary, explain, exit_codes, self.limit_raw, self.peak_bytes, self.limit_bytes)
+        return CATEGORIES[cat].detail(facts)
 
     def _fitting_action(
         self,
@@ -395,7 +265,7 @@ class ReportBuilder:
         """The next action that fits the evidence (issue 13 §3): the image pull's cause, no log seen."""
         texts = " ".join(s.text for s in primary)
         if cat == Category.IMAGE_PULL_FAILED:
-            m = _IMAGE_REF.search(texts)
+            m = IMAGE_REF.search(texts)
             image = f"`{m.group(1)}`" if m else "the image"
             low = texts.lower()
             if "toomanyrequests" in low or "rate limit" in low or " 429" in low:
@@ -428,20 +298,7 @@ class ReportBuilder:
     # -- finished reports ---------------------------------------------------------------------------
 
     def _report(self, outcome: Outcome, headline: str, **kw: Any) -> Report:
-        return Report(
-            system="runai",
-            outcome=outcome,
-            headline=headline,
-            identity=self.identity,
-            evidence=self.evidence,
-            gaps=self.gaps,
-            notes=self.notes,
-            links=self.links,
-            excerpts=self.excerpts,
-            recurrence=self.rec,
-            generated_at=self.now,
-            **kw,
-        )
+        return self.build(outcome, headline, **kw)
 
     def needs_input(self, q: Question, missing: list[str], question: str, choices: list[Choice]) -> Report:
         return self._report(
@@ -495,7 +352,7 @@ class ReportBuilder:
     ) -> Report:
         self.set_identity(workload, None)
         self.add("asked cluster", cluster_id, "question")
-        self.add("workload's clusterId", workload.cluster_id or "?", f"GET /api/v1/workloads/{workload.id}")
+        self.add("workload's clusterId", workload.cluster_id or "?", Calls.workload(workload.id).cite())
         return self._report(
             Outcome.CLUSTER_MISMATCH,
             f"Workload {workload.id} belongs to cluster {workload.cluster_id}, not to the cluster you asked about "
@@ -510,7 +367,7 @@ class ReportBuilder:
         and what to do. ``spec`` is the submitted spec's ``spec`` (``terminateAfterPreemption``), when read."""
         self.signal_evidence(signals, 4)
         by = _preemptor(signals)
-        src = f"GET /api/v1/workloads/{workload.id}"
+        src = Calls.workload(workload.id).cite()
         if by:
             self.add("preempted by", by, "events (scheduler eviction message)")
         if workload.priority_class_name:
@@ -542,7 +399,7 @@ class ReportBuilder:
         )
 
     def succeeded(self, workload: Workload) -> Report:
-        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.add("phase", workload.phase, Calls.workload(workload.id).cite(), workload.phase_updated_at)
         return self._report(
             Outcome.SUCCEEDED,
             f"{workload.name} did not fail: its phase is {workload.phase} (finished successfully).",
@@ -550,9 +407,9 @@ class ReportBuilder:
         )
 
     def out_of_scope(self, workload: Workload) -> Report:
-        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.add("phase", workload.phase, Calls.workload(workload.id).cite(), workload.phase_updated_at)
         if workload.phase_message:
-            self.add("phaseMessage", workload.phase_message, f"GET /api/v1/workloads/{workload.id}")
+            self.add("phaseMessage", workload.phase_message, Calls.workload(workload.id).cite())
         return self._report(
             Outcome.OUT_OF_SCOPE,
             f"{workload.name} is {workload.phase}: it is paused, not failed, so failure diagnosis does not apply.",
@@ -560,86 +417,47 @@ class ReportBuilder:
         )
 
     def route_pending(
-        self, workload: Workload, scheduling: Sequence[Signal], project: dict[str, Any] | None = None
+        self,
+        workload: Workload,
+        scheduling: Sequence[Signal],
+        project: dict[str, Any] | None = None,
+        *,
+        stuck: bool = False,
     ) -> Report:
         """Pending with scheduling-only evidence, diagnosed (issue 11 §3): the project's GPU quota against what is
         allocated and requested, the node pool, the scheduler's newest message in plain language, the next step.
-        ``project`` is the raw ``GET /api/v1/org-unit/projects`` item of the workload's project, when read."""
-        src = f"GET /api/v1/workloads/{workload.id}"
+        ``project`` is the raw ``GET /api/v1/org-unit/projects`` item of the workload's project, when read;
+        ``stuck``: the question asked whether it is stuck, so the verdict answers that first ("Yes — … has been
+        Pending for 3 h 12 min, …"; issue 11)."""
+        src = Calls.workload(workload.id).cite()
         self.add("phase", workload.phase, src, workload.phase_updated_at)
         self.signal_evidence(scheduling, 4)
         self.pending_time(workload)
         self.pods_running(workload)
-        newest = _newest_scheduler_text(scheduling, workload)
-        numbers: dict[str, float] = {}
-        for text in [newest, workload.phase_message, *(s.text for s in scheduling)]:
-            for key, value in _quota_numbers(text or "").items():
-                numbers.setdefault(key, value)
-        quota, allocated = _project_gpus(project or {}, workload.requested_node_pools or [])
-        requested = numbers.get("requested")
-        if requested is None:
-            requested = _requested_gpus(workload)
-        if quota is None:
-            quota = numbers.get("quota")
-        if allocated is None:
-            allocated = numbers.get("allocated")
-        proj = workload.project_name or "the project"
-        facts: list[str] = []
-        if requested is not None:
-            self.add("GPUs requested", _num(requested), src + " (requested GPUs / scheduler message)")
-        if quota is not None:
-            self.add(f"project {proj} GPU quota", _num(quota), "GET /api/v1/org-unit/projects (or scheduler message)")
-        if allocated is not None:
+        got = pending_facts(workload, scheduling, project)
+        if got.requested is not None:
+            self.add("GPUs requested", _num(got.requested), src + " (requested GPUs / scheduler message)")
+        if got.quota is not None:
+            self.add(f"project {got.project} GPU quota", _num(got.quota), Calls.projects().cite("or scheduler message"))
+        if got.allocated is not None:
             self.add(
-                f"project {proj} GPUs allocated",
-                _num(allocated),
-                "GET /api/v1/org-unit/projects (or scheduler message)",
+                f"project {got.project} GPUs allocated",
+                _num(got.allocated),
+                Calls.projects().cite("or scheduler message"),
             )
-        if quota is not None and allocated is not None:
-            free = quota - allocated
-            facts.append(
-                f"project {proj} has {_num(quota)} GPUs of quota with {_num(allocated)} allocated, so "
-                f"{_num(max(free, 0))} free"
-                + (f" for the {_num(requested)} it asks for" if requested is not None else "")
-            )
-        plain = plain_scheduler(newest or "", workload)
-        pools = ", ".join(workload.requested_node_pools or []) or None
-        if plain:
-            facts.insert(0, plain)
-        latest = plain_scheduler(newest or "", None)
-        if latest and latest != plain:
-            facts.insert(1, f"the scheduler's newest message says {latest}")
-        over_quota = (
-            requested is not None and quota is not None and allocated is not None and allocated + requested > quota
-        ) or (workload.phase_reason in {"NonPreemptibleOverQuota", "OverLimit"})
-        if over_quota and workload.preemptible is False:
-            step = (
-                "Submit it as preemptible (it may then borrow idle GPUs over quota), lower its GPU request to fit the "
-                "free quota, wait for the project's other non-preemptible workloads to finish, or ask the project "
-                "administrator for more quota."
-            )
-        elif over_quota:
-            step = (
-                "Lower its GPU request to fit the free quota, wait for the project's running workloads to finish, or "
-                "ask the project administrator for more quota."
-            )
-        elif "capacity" in (plain or "") or "free GPUs" in (plain or ""):
-            step = (
-                f"Wait for GPUs in node pool {pools or 'requested'} to free up, request fewer GPUs, or allow more node "
-                "pools; the cluster administrators can tell you when capacity is added."
-            )
-        elif "node" in (plain or ""):
-            step = "Relax the node selector, affinity or tolerations so that some node qualifies, or ask the cluster "
-            step += "administrators which nodes carry the hardware it asks for."
-        else:
-            step = (
-                "Check the project's quota and the node pool's free GPUs in the Run:ai console (Projects, Nodes); "
-                "if both suffice, ask the cluster administrators why the scheduler does not place it."
-            )
+        facts = pending_reasons(got)
+        step = pending_step(got, workload.preemptible)
         why = ("; ".join(facts) + ".") if facts else "the scheduler has not given a reason yet."
+        verdict = f"{workload.name} is Pending: no pod has failed, it is waiting to be scheduled."
+        if stuck:
+            waited = pending_for(workload, self.now)
+            verdict = (
+                f"Yes — {workload.name} has been Pending{f' for {waited}' if waited else ''}, waiting to be "
+                "scheduled (no pod has failed)."
+            )
         return self._report(
             Outcome.ROUTE_PENDING,
-            f"{workload.name} is Pending: no pod has failed, it is waiting to be scheduled. Why: {why}",
+            f"{verdict} Why: {why}",
             confidence=Confidence(level="inferred", signals=signal_phrases(scheduling))
             if scheduling
             else Confidence(level="none"),
@@ -648,7 +466,7 @@ class ReportBuilder:
 
     def ask_past_run(self, workload: Workload, past: Sequence[Workload] = ()) -> Report:
         """Running and healthy. ``past``: failed runs of the same name that were found, offered as choices."""
-        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.add("phase", workload.phase, Calls.workload(workload.id).cite(), workload.phase_updated_at)
         self.pods_running(workload)
         failed = [w for w in past if w.id != workload.id and w.phase in {"Failed", "Crashed", "Stopped"}]
         failed.sort(key=lambda w: w.phase_updated_at or w.created_at or self.now, reverse=True)
@@ -673,10 +491,10 @@ class ReportBuilder:
         return self._report(Outcome.ASK_PAST_RUN, question, question=question, choices=choices)
 
     def phase_only(self, workload: Workload, signals: Sequence[Signal]) -> Report:
-        self.add("phase", workload.phase, f"GET /api/v1/workloads/{workload.id}", workload.phase_updated_at)
+        self.add("phase", workload.phase, Calls.workload(workload.id).cite(), workload.phase_updated_at)
         self.pods_running(workload)
         if workload.phase_message:
-            self.add("phaseMessage", workload.phase_message, f"GET /api/v1/workloads/{workload.id}")
+            self.add("phaseMessage", workload.phase_message, Calls.workload(workload.id).cite())
         return self._report(
             Outcome.PHASE_ONLY,
             f"{workload.name} is {workload.phase}; that is not a terminal failure, so no category is assigned.",
@@ -694,9 +512,37 @@ class ReportBuilder:
         pod_name: str | None = None,
         namespace: str | None = None,
     ) -> Report:
+        """A category was given (spec Step 5): the deciding evidence first, then the verdict sentence (the
+        category's headline and detail, see :mod:`diagnosis.runai.categories`) and the next action that fits.
+        ``final`` are the signals of the diagnosed termination; ``pod_name``/``namespace`` the inspected pod."""
         cat = finding.category
         primary = list(finding.signals)
         explain = [s for s in final if s.kind == Kind.LOG_ERROR]
+        exit_codes, nodes = self.verdict_evidence(workload, tier1, primary, final, explain)
+        if cat == Category.UNKNOWN and finding.reason and not kube_available:
+            self.note("UNKNOWN rather than a guess: without Tier 2 the Tier 1 evidence names no cause.")
+        headline = self.verdict_headline(workload, finding, explain, exit_codes, nodes)
+        next_action = self.verdict_action(cat, primary, explain, pod_name, namespace)
+        level, basis = confidence(finding)
+        return self._report(
+            Outcome.DIAGNOSED,
+            headline,
+            category=cat,
+            next_action=next_action,
+            confidence=Confidence(level=level, signals=basis),  # type: ignore[arg-type]
+        )
+
+    def verdict_evidence(
+        self,
+        workload: Workload,
+        tier1: Tier1,
+        primary: Sequence[Signal],
+        final: Sequence[Signal],
+        explain: Sequence[Signal],
+    ) -> tuple[list[int], list[str]]:
+        """Put the evidence the verdict rests on before everything added so far: the finding's signals, the
+        controller's verdict, exit codes, node, pod phases, log error lines, the phase. Returns the exit codes
+        (sorted) and the node names named (unsorted, possibly repeated) for the verdict sentence."""
         head: list[EvidenceItem] = []
         saved, self.evidence = self.evidence, head
         self.signal_evidence(primary)
@@ -706,7 +552,11 @@ class ReportBuilder:
         if reports:
             self.signal_evidence(reports, 3)
         exit_codes = sorted(
-            {s.exit_code for s in primary + [s for s in final if s.kind == Kind.EXIT_SIGNAL] if s.exit_code is not None}
+            {
+                s.exit_code
+                for s in list(primary) + [s for s in final if s.kind == Kind.EXIT_SIGNAL]
+                if s.exit_code is not None
+            }
         )
         if exit_codes:
             self.add("exit code", ", ".join(str(c) for c in exit_codes), primary[0].source if primary else "events")
@@ -719,44 +569,69 @@ class ReportBuilder:
         if not nodes and len(pods) == 1 and pods[0].node_name:
             nodes.append(pods[0].node_name)
         if nodes:
-            self.add("node", ", ".join(sorted(set(nodes))), f"GET /api/v1/workloads/{workload.id}/pods (nodeName)")
+            self.add("node", ", ".join(sorted(set(nodes))), Calls.pods(workload.id).cite("nodeName"))
         for p in pods:
             if p.name in pod_names or len(pods) == 1:
                 if p.k8s_phase:
-                    self.add(f"k8sPhase of pod {p.name}", p.k8s_phase, f"GET /api/v1/workloads/{workload.id}/pods")
+                    self.add(f"k8sPhase of pod {p.name}", p.k8s_phase, Calls.pods(workload.id).cite())
         seen_lines: set[str] = set()
         for s in reversed(explain):
             if s.text in seen_lines or len(seen_lines) >= 4:
                 continue
             seen_lines.add(s.text)
-            self.add(f"log error line (container {s.container})", _short(s.text, 300), s.source)
+            self.add(f"log error line (container {s.container})", short(s.text, 300), s.source)
         quoted = any(s.text == workload.phase_message for s in primary)
         self.add(
             "phase",
             workload.phase + (f": {workload.phase_message}" if workload.phase_message and not quoted else ""),
-            f"GET /api/v1/workloads/{workload.id}",
+            Calls.workload(workload.id).cite(),
             workload.phase_updated_at,
         )
         self.pods_running(workload)
         self.evidence = head + saved
-        name = workload.name
-        headline = f"{name} {_HEADLINES[cat]}."
+        return exit_codes, nodes
+
+    def verdict_headline(
+        self,
+        workload: Workload,
+        finding: Finding,
+        explain: Sequence[Signal],
+        exit_codes: Sequence[int],
+        nodes: Sequence[str],
+    ) -> str:
+        """The verdict sentence: the category's headline (or its UNKNOWN, liveness or named-node variant), the
+        concrete detail after a colon, and the recurrence when the failure recurs."""
+        cat, name = finding.category, workload.name
+        primary = list(finding.signals)
+        liveness = any(s.kind == Kind.LIVENESS_KILL for s in primary)
+        headline = f"{name} {CATEGORIES[cat].headline}."
         if cat == Category.UNKNOWN and finding.reason:
             headline = f"{name} failed ({workload.phase}), but the cause is UNKNOWN: {finding.reason}."
-            if not kube_available:
-                self.note("UNKNOWN rather than a guess: without Tier 2 the Tier 1 evidence names no cause.")
-        elif cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
+        elif cat == Category.CRASH_APP_ERROR and liveness:
             headline = (
                 f"{name} was killed by the kubelet because its liveness probe failed "
                 "(the program did not answer its health check in time)."
             )
         elif cat == Category.NODE_FAILURE and nodes:
             headline = f"{name} failed because its node {', '.join(sorted(set(nodes)))} failed."
-        liveness = any(s.kind == Kind.LIVENESS_KILL for s in primary)
         detail = "" if liveness else self.headline_detail(cat, primary, explain, exit_codes)
         if detail:
             headline = headline.rstrip(".") + f": {detail}."
-        next_action = _NEXT_ACTIONS[cat]
+        if self.rec is not None and self.rec.recurring:
+            headline += f" It {recurrence_phrase(self.rec)}."
+        return headline
+
+    def verdict_action(
+        self,
+        cat: Category,
+        primary: Sequence[Signal],
+        explain: Sequence[Signal],
+        pod_name: str | None,
+        namespace: str | None,
+    ) -> str:
+        """The next action: the category's, or the peer-failure, liveness or filled-in UNKNOWN variant, fitted to
+        the evidence (:meth:`_fitting_action`)."""
+        next_action = CATEGORIES[cat].next_action
         if cat == Category.UNKNOWN and self.order is not None and self.order.first is None and self.order.consequences:
             replica = self.order.missing_replica or "first failing"
             next_action = (
@@ -771,17 +646,7 @@ class ReportBuilder:
                 "Give the program time to start: raise the liveness probe's initialDelaySeconds or "
                 "failureThreshold, or add a startupProbe, then resubmit."
             )
-        next_action = self._fitting_action(cat, next_action, primary, explain, pod_name, namespace)
-        if self.rec is not None and self.rec.recurring:
-            headline += f" It {recurrence_phrase(self.rec)}."
-        level, basis = confidence(finding)
-        return self._report(
-            Outcome.DIAGNOSED,
-            headline,
-            category=cat,
-            next_action=next_action,
-            confidence=Confidence(level=level, signals=basis),  # type: ignore[arg-type]
-        )
+        return self._fitting_action(cat, next_action, primary, explain, pod_name, namespace)
 
 
 # -- Pending and preemption, in plain language (issue 11 §3) -----------------------------------------------------
@@ -805,6 +670,127 @@ _PLAIN: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)preemption is not helpful"), "no lower-priority workloads can be evicted to free GPUs"),
     (re.compile(r"(?i)queue ?does ?not ?exist"), "its project's scheduling queue does not exist on this cluster"),
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PendingFacts:
+    """What a Pending answer rests on (decided purely from the workload, its scheduling signals and its project's
+    item): GPUs ``requested``, the project's GPU ``quota`` and ``allocated`` GPUs (None when unknown), the
+    scheduler's newest message in plain language with the workload's reason (``plain``) and alone (``latest``),
+    the requested node ``pools`` (comma-joined), ``over_quota``, and the ``project`` as named in the answer."""
+
+    requested: float | None
+    quota: float | None
+    allocated: float | None
+    plain: str | None
+    latest: str | None
+    pools: str | None
+    over_quota: bool
+    project: str
+
+
+def pending_facts(
+    workload: Workload, scheduling: Sequence[Signal], project: dict[str, Any] | None = None
+) -> PendingFacts:
+    """Decide the facts of a Pending answer: numbers from the projects API first, else from the scheduler's
+    messages (the newest first), the GPUs requested from the workload when no message names them."""
+    newest = _newest_scheduler_text(scheduling, workload)
+    numbers: dict[str, float] = {}
+    for text in [newest, workload.phase_message, *(s.text for s in scheduling)]:
+        for key, value in _quota_numbers(text or "").items():
+            numbers.setdefault(key, value)
+    quota, allocated = _project_gpus(project or {}, workload.requested_node_pools or [])
+    requested = numbers.get("requested")
+    if requested is None:
+        requested = _requested_gpus(workload)
+    if quota is None:
+        quota = numbers.get("quota")
+    if allocated is None:
+        allocated = numbers.get("allocated")
+    over_quota = (
+        requested is not None and quota is not None and allocated is not None and allocated + requested > quota
+    ) or (workload.phase_reason in {"NonPreemptibleOverQuota", "OverLimit"})
+    return PendingFacts(
+        requested=requested,
+        quota=quota,
+        allocated=allocated,
+        plain=plain_scheduler(newest or "", workload),
+        latest=plain_scheduler(newest or "", None),
+        pools=", ".join(workload.requested_node_pools or []) or None,
+        over_quota=over_quota,
+        project=workload.project_name or "the project",
+    )
+
+
+def pending_reasons(f: PendingFacts) -> list[str]:
+    """The "Why:" clauses of a Pending answer: the plain reason, the newest message when it says something else,
+    and the project's quota arithmetic."""
+    facts: list[str] = []
+    if f.quota is not None and f.allocated is not None:
+        free = f.quota - f.allocated
+        facts.append(
+            f"project {f.project} has {_num(f.quota)} GPUs of quota with {_num(f.allocated)} allocated, so "
+            f"{_num(max(free, 0))} free"
+            + (f" for the {_num(f.requested)} it asks for" if f.requested is not None else "")
+        )
+    if f.plain:
+        facts.insert(0, f.plain)
+    if f.latest and f.latest != f.plain:
+        facts.insert(1, f"the scheduler's newest message says {f.latest}")
+    return facts
+
+
+def pending_step(f: PendingFacts, preemptible: bool | None) -> str:
+    """The next step for a Pending workload: over quota (non-preemptible or not), out of capacity, no fitting
+    node, else where to look."""
+    plain = f.plain or ""
+    if f.over_quota and preemptible is False:
+        return (
+            "Submit it as preemptible (it may then borrow idle GPUs over quota), lower its GPU request to fit the "
+            "free quota, wait for the project's other non-preemptible workloads to finish, or ask the project "
+            "administrator for more quota."
+        )
+    if f.over_quota:
+        return (
+            "Lower its GPU request to fit the free quota, wait for the project's running workloads to finish, or "
+            "ask the project administrator for more quota."
+        )
+    if "capacity" in plain or "free GPUs" in plain:
+        return (
+            f"Wait for GPUs in node pool {f.pools or 'requested'} to free up, request fewer GPUs, or allow more node "
+            "pools; the cluster administrators can tell you when capacity is added."
+        )
+    if "node" in plain:
+        return (
+            "Relax the node selector, affinity or tolerations so that some node qualifies, or ask the cluster "
+            "administrators which nodes carry the hardware it asks for."
+        )
+    return (
+        "Check the project's quota and the node pool's free GPUs in the Run:ai console (Projects, Nodes); "
+        "if both suffice, ask the cluster administrators why the scheduler does not place it."
+    )
+
+
+_STUCK = re.compile(r"(?i)\bstuck\b")
+
+
+def asks_stuck(text: str | None) -> bool:
+    """Whether a question asks if the workload is stuck ("is train-7 stuck?"): its answer then says so first."""
+    return bool(text and _STUCK.search(text))
+
+
+def pending_for(workload: Workload, now: datetime) -> str | None:
+    """How long ``workload`` has been Pending, as "3 h 12 min" (or "12 min"): since its ``phaseUpdatedAt`` (the
+    current wait), else its ``totalPendingTimeSeconds``; None when neither is known (or it is negative)."""
+    seconds: float | None = None
+    if workload.phase_updated_at is not None:
+        seconds = (now - workload.phase_updated_at).total_seconds()
+    elif workload.total_pending_time_seconds is not None:
+        seconds = workload.total_pending_time_seconds
+    if seconds is None or seconds < 0:
+        return None
+    hours, rest = divmod(int(seconds), 3600)
+    return f"{hours} h {rest // 60} min" if hours else f"{rest // 60} min"
 
 
 def plain_scheduler(text: str, workload: Workload | None) -> str | None:
@@ -904,6 +890,4 @@ def _requested_gpus(workload: Workload) -> float | None:
 
 
 def _ago(at: datetime | None, now: datetime) -> str:
-    from diagnosis.runai.resolve import ago
-
     return ago(at, now)

@@ -9,13 +9,15 @@ here decides a verdict; :mod:`diagnosis.runai.classify` does, purely, over these
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from diagnosis import kube_objects as kube
+from diagnosis.kube_objects import ContainerState
 from diagnosis.redact import sanitize
-from diagnosis.units import parse_time
 
 
 class Kind(StrEnum):
@@ -280,6 +282,17 @@ def text_signals(
             )
         )
 
+    _exit_rules(reason, message, both, add, out)
+    _start_rules(reason, message, both, add, out)
+    _lifecycle_rules(reason, message, both, add, out)
+    return out
+
+
+_Add = Callable[..., None]
+
+
+def _exit_rules(reason: str, message: str, both: str, add: _Add, out: list[Signal]) -> None:
+    """Preemption, the container terminations a message reports (exit codes, OOMKilled), an OOM kill in words."""
     if (
         _PREEMPT_TEXT.search(both)
         or reason in {"Preempted", "Preempting"}
@@ -300,6 +313,11 @@ def text_signals(
             add(kind, container=name, exit_code=code, init=is_init)
     if _OOM_TEXT.search(both) and not any(s.kind == Kind.OOM_KILLED for s in out):
         add(Kind.OOM_KILLED)
+
+
+def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Signal]) -> None:
+    """Why a container could not start or stopped from outside: image pull, mount, runtime and start errors,
+    node failures and evictions, scheduling-policy stops."""
     if reason in _IMAGE_PULL_REASONS or _IMAGE_PULL_TEXT.search(both):
         add(Kind.IMAGE_PULL)
     if reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
@@ -323,6 +341,11 @@ def text_signals(
         add(Kind.NODE_FAILURE)
     if reason in _POLICY_REASONS - {"Stopped"} or _POLICY_TEXT.search(both):
         add(Kind.POLICY_STOP)
+
+
+def _lifecycle_rules(reason: str, message: str, both: str, add: _Add, out: list[Signal]) -> None:
+    """What happened around the failure: a controller's failure report, a cleanup stop, probe kills, CUDA OOM
+    raised by the program, crash loops, scheduling messages, a started container."""
     if reason in _FAILURE_REPORT_REASONS or reason.endswith("JobFailed") or _FAILURE_REPORT_TEXT.search(message):
         replica = _REPLICA_FAILED.search(message)
         add(Kind.FAILURE_REPORT, replica=replica.group(2) if replica else None)
@@ -335,13 +358,14 @@ def text_signals(
     if _CUDA_OOM.search(message):
         add(Kind.CUDA_OOM)
     backoff = _BACKOFF_RESTART.search(message)
-    if backoff or reason == "CrashLoopBackOff":
-        add(Kind.CRASHLOOP, container=backoff.group(1) if backoff else container)
+    if backoff:
+        add(Kind.CRASHLOOP, container=backoff.group(1))
+    elif reason == "CrashLoopBackOff":
+        add(Kind.CRASHLOOP)  # the container the caller named
     if (reason in _SCHED_REASONS or _SCHED_TEXT.search(both)) and not any(s.kind == Kind.MOUNT_FAILED for s in out):
         add(Kind.SCHEDULING)
     if reason == "Started" or message.startswith("Started container"):
         add(Kind.STARTED)
-    return out
 
 
 def k8s_phase_signals(k8s_phase: str | None, *, source: str, at: datetime | None, pod: str | None) -> list[Signal]:
@@ -374,18 +398,15 @@ def k8s_phase_signals(k8s_phase: str | None, *, source: str, at: datetime | None
     return []
 
 
-def _state_signals(
-    cs: dict[str, Any], state_key: str, *, pod: str, init: bool, source: str, node: str | None
-) -> list[Signal]:
-    state = cs.get(state_key) or {}
-    name = cs.get("name")
+def _state_signals(state: ContainerState, *, pod: str, source: str, node: str | None) -> list[Signal]:
+    """Signals of one container ``state``/``lastState`` (:func:`diagnosis.kube_objects.container_states`)."""
+    name, init = state.container, state.init
     out: list[Signal] = []
-    term = state.get("terminated")
-    if term:
-        code = term.get("exitCode")
-        reason = term.get("reason") or ""
-        at = parse_time(term.get("finishedAt"))
-        label = f"{reason} (exit code {code})" + (f": {term.get('message')}" if term.get("message") else "")
+    term = state.terminated
+    if term is not None:
+        code = term.exit_code
+        at = term.finished_at
+        label = f"{term.reason} (exit code {code})" + (f": {term.message}" if term.message else "")
         common: dict[str, Any] = {
             "text": label,
             "source": source,
@@ -393,26 +414,22 @@ def _state_signals(
             "pod": pod,
             "container": name,
             "exit_code": code,
-            "reason": reason,
+            "reason": term.reason,
             "init": init,
             "node": node,
         }
-        if reason == "OOMKilled":
+        if term.reason == "OOMKilled":
             out.append(Signal(Kind.OOM_KILLED, **common))
         elif isinstance(code, int) and code != 0:
             if init:
                 out.append(Signal(Kind.INIT_FAILED, **common))
-            if reason in _START_ERROR_REASONS or term.get("message"):
-                out += text_signals(
-                    reason, term.get("message"), source=source, at=at, pod=pod, container=name, node=node
-                )
+            if term.reason in _START_ERROR_REASONS or term.message:
+                out += text_signals(term.reason, term.message, source=source, at=at, pod=pod, container=name, node=node)
             out.append(Signal(classify_exit(code), **common))
-    waiting = state.get("waiting")
-    if waiting and waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
-        out += text_signals(
-            waiting.get("reason"), waiting.get("message"), source=source, at=None, pod=pod, container=name, node=node
-        )
-        if init and waiting.get("reason") == "CrashLoopBackOff":
+    waiting = state.waiting
+    if waiting is not None and waiting.reason not in (None, "ContainerCreating", "PodInitializing"):
+        out += text_signals(waiting.reason, waiting.message, source=source, at=None, pod=pod, container=name, node=node)
+        if init and waiting.reason == "CrashLoopBackOff":
             out.append(
                 Signal(
                     Kind.INIT_FAILED,
@@ -430,93 +447,44 @@ def _state_signals(
 
 def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
     """Signals in a core/v1 Pod (``kubectl describe pod``): container states, lastStates, pod reason, conditions."""
-    meta = pod.get("metadata") or {}
-    name = meta.get("name")
-    status = pod.get("status") or {}
-    node = (pod.get("spec") or {}).get("nodeName")
+    facts = kube.pod_facts(pod)
+    name, node = facts.name, facts.node
     out: list[Signal] = []
-    if status.get("reason") or status.get("message"):
-        out += text_signals(status.get("reason"), status.get("message"), source=source, at=None, pod=name, node=node)
-    for cond in status.get("conditions") or []:
-        if cond.get("type") != "DisruptionTarget" or cond.get("status") != "True":
-            continue
-        reason = cond.get("reason") or ""
-        at = parse_time(cond.get("lastTransitionTime"))
-        text = f"{reason}: {cond.get('message', '')}"
+    if facts.reason or facts.message:
+        out += text_signals(facts.reason, facts.message, source=source, at=None, pod=name, node=node)
+    for cond in kube.disruptions(pod):
+        reason = cond.reason or ""
+        text = f"{reason}: {cond.message}"
+        at = cond.at
         if reason.startswith("Preemption"):
             out.append(Signal(Kind.PREEMPTED, text=text, source=source, at=at, pod=name, reason=reason, node=node))
         elif reason in {"DeletionByTaintManager", "TerminationByKubelet"}:
-            out += text_signals(reason, cond.get("message"), source=source, at=at, pod=name, node=node)
+            out += text_signals(reason, cond.message, source=source, at=at, pod=name, node=node)
             out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=at, pod=name, reason=reason, node=node))
-    for init, key in ((True, "initContainerStatuses"), (False, "containerStatuses")):
-        for cs in status.get(key) or []:
-            for state_key in ("state", "lastState"):
-                out += _state_signals(cs, state_key, pod=str(name), init=init, source=source, node=node)
+    for state in kube.container_states(pod):
+        out += _state_signals(state, pod=str(name), source=source, node=node)
     return out
 
 
-def _condition_is_bad(cond: dict[str, Any]) -> bool:
-    """A node condition reporting trouble: a ``…Ready`` (or ``…Healthy``) condition that is not True, or a problem
-    condition (``GpuXidError``, ``KernelDeadlock``…) that is True (node-problem-detector, GPU health monitors)."""
-    kind = str(cond.get("type") or "")
-    healthy_when_true = kind.endswith(("Ready", "Healthy", "Available"))
-    status = str(cond.get("status") or "")
-    return status != "True" if healthy_when_true else status == "True"
-
-
 def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
-    """A node whose Ready condition is not True, or that carries unreachable/not-ready taints."""
-    name = (node.get("metadata") or {}).get("name")
+    """A node whose Ready condition is not True, a GPU or pressure condition reporting trouble, or a node carrying
+    the unreachable/not-ready taints (:mod:`diagnosis.kube_objects` reads the node)."""
+    name = kube.node_name(node)
     out: list[Signal] = []
-    for cond in (node.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready" and cond.get("status") != "True":
-            text = f"Ready={cond.get('status')} reason {cond.get('reason')}: {cond.get('message', '')}".strip()
-            out.append(
-                Signal(
-                    Kind.NODE_FAILURE,
-                    text=text,
-                    source=source,
-                    at=parse_time(cond.get("lastTransitionTime")),
-                    reason=cond.get("reason"),
-                    node=name,
-                )
-            )
-        elif _condition_is_bad(cond) and (
-            gpu_hardware_fault(f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}")
-            or _NODE_GPU_TEXT.search(f"{cond.get('type', '')} {cond.get('reason', '')} {cond.get('message', '')}")
+    for cond in kube.node_conditions(node):
+        about = f"{cond.type} {cond.reason or ''} {cond.message}"
+        if cond.type == "Ready" and cond.status != "True":
+            text = f"Ready={cond.status} reason {cond.reason}: {cond.message}".strip()
+            out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=cond.at, reason=cond.reason, node=name))
+        elif (cond.bad and (gpu_hardware_fault(about) or _NODE_GPU_TEXT.search(about))) or (
+            cond.type in kube.PRESSURE_CONDITIONS and cond.status == "True"
         ):
-            out.append(
-                Signal(
-                    Kind.NODE_FAILURE,
-                    text=f"{cond.get('type')}=True: {cond.get('message', '')}",
-                    source=source,
-                    at=parse_time(cond.get("lastTransitionTime")),
-                    node=name,
-                    reason=cond.get("reason"),
-                )
-            )
-        elif cond.get("type") in {"MemoryPressure", "DiskPressure", "PIDPressure"} and cond.get("status") == "True":
-            out.append(
-                Signal(
-                    Kind.NODE_FAILURE,
-                    text=f"{cond.get('type')}=True: {cond.get('message', '')}",
-                    source=source,
-                    at=parse_time(cond.get("lastTransitionTime")),
-                    node=name,
-                    reason=cond.get("reason"),
-                )
-            )
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("key") in {"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"}:
-            out.append(
-                Signal(
-                    Kind.NODE_FAILURE,
-                    text=f"taint {taint.get('key')}:{taint.get('effect')}",
-                    source=source,
-                    at=parse_time(taint.get("timeAdded")),
-                    node=name,
-                )
-            )
+            text = f"{cond.type}=True: {cond.message}"
+            out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=cond.at, node=name, reason=cond.reason))
+    for taint in kube.node_taints(node):
+        if taint.key in kube.LOST_NODE_TAINTS:
+            text = f"taint {taint.key}:{taint.effect}"
+            out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=taint.added, node=name))
     return out
 
 

@@ -1,0 +1,150 @@
+"""The claim of one Slack event (issue 15 §2, §3): answered at least once, never twice by two live replicas.
+
+A delivery claims ``evt:<event_id>`` with a lease (:meth:`bot.state.Store.claim_event`) before its work; the
+worker renews the lease while it answers and marks the event done at the end (a fenced write, so a replica
+that stalled past its lease cannot mark its successor's work). A redelivery finds:
+
+* the event done: a duplicate, dropped;
+* the lease held: another replica is answering it, dropped;
+* the lease expired unanswered (its replica died mid-answer): claimed again and answered; the stale
+  "Diagnosing…" message the dead replica posted (recorded in the event's state) is updated in place
+  (:class:`handlers.slack_surface.SlackSurface` asks :meth:`EventClaim.take_stale`).
+
+The ack waits for the claim only ``budget`` seconds (:meth:`EventClaim.begin`): when Redis is slower the event is
+answered anyway (logged, counted in ``workload_doctor_dedup_fallbacks``) and the claim's answer is awaited after
+the ack, before the work (:meth:`EventClaim.confirm`): a duplicate is caught once Redis answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from typing import Any, Literal
+
+from bot.state import EventClaimed
+from diagnosis import metrics
+
+log = logging.getLogger(__name__)
+Verdict = Literal["answer", "duplicate", "pending"]
+_HOST = f"{socket.gethostname()}:{os.getpid()}"
+
+
+class EventClaim:
+    def __init__(self, store: Any, event_id: str, lease: float) -> None:
+        self.store = store
+        self.event_id = event_id
+        self.lease = lease
+        # one owner per delivery, not per replica: a retry reaching the replica that is still answering the
+        # first delivery must find the lease held, not renew it
+        self.owner = f"{_HOST}:{uuid.uuid4().hex[:10]}"
+        self.token = 0
+        self._claiming: asyncio.Task[EventClaimed] | None = None
+        self._stale: dict[str, Any] | None = None
+        self._noted = False
+        self._renewer: asyncio.Task[None] | None = None
+
+    async def begin(self, budget: float) -> Verdict:
+        """Claim the event, waiting ``budget`` seconds at most: ``answer`` (ours), ``duplicate``, or
+        ``pending`` (Redis is slow: answer it, :meth:`confirm` decides after the ack)."""
+        self._claiming = asyncio.get_running_loop().create_task(
+            self.store.claim_event(self.event_id, self.owner, self.lease), name=f"claim-{self.event_id}"
+        )
+        done, _ = await asyncio.wait({self._claiming}, timeout=budget)
+        if not done:
+            metrics.DEDUP_FALLBACKS.labels("slow").inc()
+            log.warning(
+                "event %s: Redis did not answer the claim within %.2f s; acking and answering it, the claim "
+                "decides after the ack",
+                self.event_id,
+                budget,
+            )
+            return "pending"
+        return "answer" if self._settle(self._claiming.result()) else "duplicate"
+
+    async def confirm(self) -> bool:
+        """After the ack: True when this delivery is the one to answer (awaits a claim still in flight)."""
+        if self._claiming is None:
+            return True
+        if not self._claiming.done():
+            try:
+                claimed = await self._claiming
+            except Exception:
+                log.exception("event %s: claim failed; answering it", self.event_id)
+                return True
+            ours = self._settle(claimed)
+            if not ours:
+                log.info("event %s: a duplicate, caught by the claim after the ack", self.event_id)
+            return ours
+        return self.token > 0
+
+    def _settle(self, claimed: EventClaimed) -> bool:
+        if not claimed.shared:
+            metrics.DEDUP_FALLBACKS.labels("unavailable").inc()
+            log.warning("event %s: Redis unavailable, claimed in process memory only", self.event_id)
+        if claimed.token == -1:
+            metrics.EVENT_CLAIMS.labels("duplicate").inc()
+            log.info("duplicate event %s ignored (answered)", self.event_id)
+            return False
+        if claimed.token == 0:
+            metrics.EVENT_CLAIMS.labels("held").inc()
+            log.info("duplicate event %s ignored (another delivery is answering it)", self.event_id)
+            return False
+        self.token = claimed.token
+        if claimed.state.get("ts"):
+            # a redelivery after its holder died: update the holder's "Diagnosing…" message in place
+            self._stale = dict(claimed.state)
+            metrics.EVENT_CLAIMS.labels("takeover").inc()
+            log.warning("event %s: its previous holder died mid-answer; answering it again", self.event_id)
+        else:
+            metrics.EVENT_CLAIMS.labels("new" if claimed.shared else "memory").inc()
+        return True
+
+    # -- while the answer is worked on ------------------------------------------------------------
+
+    def take_stale(self, channel: str) -> dict[str, Any] | None:
+        """The dead holder's first message in ``channel`` (``ts``, ``thread``), once: the caller updates it
+        instead of posting a new one."""
+        stale, self._stale = self._stale, None
+        if stale is None or stale.get("channel") != channel:
+            return None
+        self._noted = True  # the state already names this message
+        return stale
+
+    async def posted(self, channel: str, ts: str, thread: str | None) -> None:
+        """Record this delivery's first posted message (its "Diagnosing…" message), for a successor."""
+        if self._noted or self.token <= 0:
+            return
+        self._noted = True
+        state = {"done": False, "channel": channel, "ts": ts, "thread": thread}
+        if not await self.store.note_event(self.event_id, self.owner, self.token, state):
+            log.warning("event %s: could not record its progress message", self.event_id)
+
+    def start_renewing(self) -> None:
+        if self._renewer is None and self.token > 0:
+            self._renewer = asyncio.get_running_loop().create_task(self._renew(), name=f"renew-{self.event_id}")
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            token = await self.store.lease(f"evt:{self.event_id}", self.owner, self.lease)
+            if token == 0:
+                # stalled past the lease: a redelivery may be answered by another replica now
+                log.warning("event %s: lost its claim while answering", self.event_id)
+                return
+
+    async def finish(self, answered: bool) -> None:
+        """Stop renewing; mark the event done (``answered``) or give the claim up (cancelled at shutdown:
+        a redelivery is answered by another replica at once)."""
+        if self._renewer is not None:
+            self._renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._renewer
+        if self.token <= 0:
+            return
+        if answered:
+            await self.store.note_event(self.event_id, self.owner, self.token, {"done": True})
+        await self.store.release(f"evt:{self.event_id}", self.owner)

@@ -1,0 +1,258 @@
+"""What people type, read into an :class:`Ask` and a :class:`~diagnosis.question.Question`: the ``/diagnose``
+arguments, the text of a mention (with the channel's defaults), and typed answers to a pending follow-up question
+(slot filling, issue 11 §2). Pure functions of the text and the pending question: no Slack, no Redis, no I/O."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from diagnosis.question import UUID_RE, Question, QuestionError, parse_text
+from diagnosis.report import Report
+
+Source = Literal["command", "mention", "reply", "button", "chat"]
+
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+ASKING = re.compile(
+    r"(?i)\b(why|what|fail|failed|crash|crashed|killed|stopped|stuck|pending|crashloop|imagepull|diagnose|"
+    r"happened|broke|died|error)\b|[0-9a-f]{8}-[0-9a-f]{4}-"
+)
+HELP_WORDS = ("", "help", "-h", "--help", "?")
+
+
+@dataclass
+class Ask:
+    """One request from a person. ``thread_ts`` is the thread to answer in (None: a new root message);
+    ``message_ts`` the person's own message (dedup by channel and ts)."""
+
+    team: str
+    channel: str
+    user: str
+    text: str
+    source: Source
+    thread_ts: str | None = None
+    message_ts: str | None = None
+    explicit: Question | None = None
+    user_groups: set[str] = field(default_factory=set)
+
+
+def strip_mentions(text: str) -> str:
+    return _MENTION.sub(" ", text or "").strip()
+
+
+def parse_command(text: str) -> tuple[bool, Question]:
+    """``/diagnose`` arguments: ``help``, or a workload name/id, ``key=value`` options and free text."""
+    raw = strip_mentions(text)
+    if raw.lower() in HELP_WORDS:
+        return True, Question()
+    explicit: dict[str, Any] = {}
+    rest: list[str] = []
+    aliases = {
+        "project": "project",
+        "cluster": "cluster",
+        "cluster_id": "cluster_id",
+        "lookback": "lookback",
+        "workload": "workload_name",
+        "workload_id": "workload_id",
+        "intent": "intent",
+    }
+    for token in raw.split():
+        key, sep, value = token.partition("=")
+        if sep and key.lower() in aliases and value:
+            explicit[aliases[key.lower()]] = value
+        else:
+            rest.append(token)
+    if "cluster" in explicit and UUID_RE.fullmatch(explicit["cluster"]):
+        explicit["cluster_id"] = explicit.pop("cluster").lower()
+    if explicit.get("intent") not in (None, "terminal", "current"):
+        raise QuestionError("intent must be terminal or current")
+    if len(rest) == 1 and _TOKEN.fullmatch(rest[0]) and "workload_name" not in explicit:
+        if UUID_RE.fullmatch(rest[0]):
+            explicit["workload_id"] = rest[0].lower()
+        else:
+            explicit["workload_name"] = rest[0]
+    explicit["text"] = raw
+    return False, Question.model_validate(explicit)
+
+
+def is_help(text: str) -> bool:
+    return strip_mentions(text).lower() in HELP_WORDS
+
+
+def question_for(ask: Ask, defaults: dict[str, str]) -> Question:
+    """The question of ``ask``: explicit values first, then what the text says, then the channel's ``defaults``.
+
+    Raises :class:`~diagnosis.question.QuestionError` for bad input (a bad lookback), before any work."""
+    text = strip_mentions(ask.text)
+    question = parse_text(text)
+    question.text = text or None
+    if ask.explicit is not None:
+        question = ask.explicit.merged(question)
+    if not (question.cluster or question.cluster_id or question.cluster_hint):
+        if defaults.get("cluster_id"):
+            question.cluster_id = defaults["cluster_id"]
+        elif defaults.get("cluster"):
+            question.cluster = defaults["cluster"]
+    if not question.project and defaults.get("project"):
+        question.project = defaults["project"]
+    question.lookback_delta()  # a bad lookback is bad input, said before any work
+    return question
+
+
+def asked_about(question: Question) -> str:
+    """What the question is about, in words for a message (``train-7``, ``recent workflows``)."""
+    if question.kind == "osmo_list" and not question.workflow_id:
+        return "recent workflows"
+    return question.workload_name or question.workload_id or question.workflow_id or "your workload"
+
+
+def apply_choice(question: Question, field_name: str, value: str) -> Question:
+    """Fill one parameter from a choice or a reply; cluster values replace each other."""
+    data = question.model_dump()
+    if field_name == "workload":
+        field_name = "workload_id" if UUID_RE.fullmatch(value) else "workload_name"
+    if field_name in ("cluster", "cluster_id"):
+        data.update(cluster=None, cluster_id=None, cluster_hint=None)
+        if field_name == "cluster" and UUID_RE.fullmatch(value):
+            field_name = "cluster_id"
+    if field_name == "workload_id":
+        value = value.lower()
+    data[field_name] = value
+    return Question.model_validate(data)
+
+
+_SLOT_RE = re.compile(
+    r"(?i)\b(project|cluster|cluster_id|workload|workload_id|name)\s*(?:[=:]\s*|\s+(?:is\s+)?)([A-Za-z0-9][A-Za-z0-9._-]*)"
+)
+_PAIR_RE = re.compile(
+    r"(?i)^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(?:on|in|at|@|/)\s+(?:cluster\s+)?([A-Za-z0-9][A-Za-z0-9._-]*)$"
+)
+CONTROL_WORDS = {
+    "help": "help",
+    "?": "help",
+    "cancel": "cancel",
+    "stop": "cancel",
+    "nevermind": "cancel",
+    "never mind": "cancel",
+}
+
+
+def control_word(text: str) -> str | None:
+    """``help`` or ``cancel`` when a reply is one of those words (said to a pending question)."""
+    return CONTROL_WORDS.get(strip_mentions(text).strip().strip("`'\".!").lower())
+
+
+def is_new_question(question: Question, text: str) -> bool:
+    """A reply that is a question of its own ("why did bert-ft fail?"): it names a workload other than the one
+    pending, or a workload when none was named, in the words of a question."""
+    reply = strip_mentions(text)
+    if len(reply.split()) < 3 or not ASKING.search(reply):
+        return False
+    parsed = parse_text(reply)
+    named = parsed.workload_name or parsed.workload_id or (parsed.candidates[0] if parsed.candidates else None)
+    if named is None:
+        return False
+    return named.lower() not in {(question.workload_name or "").lower(), (question.workload_id or "").lower()}
+
+
+def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
+    """A typed answer to a follow-up question, or None when it fills nothing (issue 11 §2: slot filling).
+
+    The reply fills the slots it names (``project P cluster C``, ``cluster=C project=P``, ``P on C``, a UUID) and
+    otherwise only the slots that were asked: a one-word reply fills the one slot asked; when several were asked it
+    is checked against what exists (a project or cluster of that name), else taken for the workload."""
+    reply = strip_mentions(text).strip().strip("`'\".")
+    if not reply:
+        return None
+    low = reply.lower()
+    if low.isdigit() and 1 <= int(low) <= len(choices):
+        c = choices[int(low) - 1]
+        return apply_choice(question, c["field"], c["value"])
+    for c in choices:
+        if low in (c["label"].lower(), c["value"].lower()):
+            return apply_choice(question, c["field"], c["value"])
+    changed = question
+    filled = False
+    rest = reply
+    for m in _SLOT_RE.finditer(reply):
+        key, value = m.group(1).lower(), m.group(2).strip(".")
+        if value.lower() in {"is", "the", "on", "in"}:
+            continue
+        if key in ("cluster", "cluster_id"):
+            changed = apply_choice(changed, "cluster", value)
+        elif key == "project":
+            changed = apply_choice(changed, "project", value)
+        else:
+            changed = apply_choice(changed, "workload", value)
+        filled = True
+        rest = rest.replace(m.group(0), " ")
+    if filled:
+        return changed
+    uuid = UUID_RE.search(reply)
+    if uuid:
+        value = uuid.group(0).lower()
+        if "cluster" in missing and (not question.workload_id or "workload" not in missing):
+            # a UUID answering "which cluster?" is the cluster (resolution re-checks it against the clusters)
+            changed = apply_choice(changed, "cluster_id", value)
+            changed = changed.model_copy(update={"uuids": [value, *(u for u in changed.uuids if u != value)]})
+        else:
+            changed = apply_choice(changed, "workload_id", value)
+        return changed
+    pair = _PAIR_RE.match(reply)
+    if pair and ("project" in missing or "cluster" in missing):
+        first, second = pair.group(1), pair.group(2)
+        if "project" in missing or not question.project:
+            changed = apply_choice(changed, "project", first)
+        changed = apply_choice(changed, "cluster", second)
+        return changed
+    single = bool(_TOKEN.fullmatch(reply))
+    if not single:
+        parsed = parse_text(reply)
+        if parsed.project and not question.project:
+            changed, filled = apply_choice(changed, "project", parsed.project), True
+        if parsed.cluster:
+            changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
+        if "workload" in missing and (parsed.workload_name or parsed.workload_id):
+            changed = apply_choice(changed, "workload", parsed.workload_id or parsed.workload_name or "")
+            filled = True
+        if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
+            changed = changed.model_copy(update={"scopes": parsed.scopes})
+            filled = True
+        return changed if filled else None
+    asked = [m for m in missing if m in ("cluster", "project", "workload")]
+    if len(asked) == 1:
+        return apply_choice(changed, asked[0], reply)
+    # several slots asked, one word: the control plane decides what it names (a project, a cluster), else it is the
+    # workload when that was asked
+    update: dict[str, Any] = {"scopes": [reply]}
+    if "workload" in asked and not question.workload_name:
+        update["candidates"] = [reply.lower()]
+        update["workload_name"] = None
+    return changed.model_copy(update=update)
+
+
+def missing_of(report: Report) -> list[str]:
+    """The slots a follow-up asks for (``cluster``, ``project``, ``workload``): what the report says is missing,
+    else what its choices fill."""
+    if report.missing:
+        return list(report.missing)
+    out: list[str] = []
+    for c in report.choices:
+        name = {"cluster_id": "cluster", "cluster": "cluster", "project": "project"}.get(c.field, "workload")
+        if name not in out:
+            out.append(name)
+    return out or ["workload"]
+
+
+def bare_name(ask: Ask) -> str | None:
+    """The workload name when ``ask`` is ``/diagnose <one name>`` and nothing else (no options, no other words,
+    not an id), else None. Such a command may be a mistyped sub-command (``/diagnose asdkjh``): when no workload
+    of that name exists, the asker gets private help instead of a public "not found" (issue 11)."""
+    if ask.source != "command" or ask.explicit is None:
+        return None
+    words = strip_mentions(ask.text).split()
+    if len(words) != 1 or not _TOKEN.fullmatch(words[0]) or UUID_RE.fullmatch(words[0]):
+        return None
+    return words[0] if ask.explicit.workload_name == words[0] else None

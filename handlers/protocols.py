@@ -1,0 +1,90 @@
+"""What the conversation code needs from its collaborators, as Protocols: where replies go (:class:`Surface`),
+the state it keeps (:class:`ConversationStore`, a subset of :class:`bot.state.Store`) and the access policy
+(:class:`AccessPolicy`, a subset of :class:`bot.policy.Policy`). A leaf module: it imports nothing of the
+handlers, so every handler module (and the terminal twin) can name these types without an import cycle."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from handlers.blocks import Message, Snippet
+
+
+class Surface(Protocol):
+    """Where replies go. ``post`` returns the message id (Slack ``ts``) or None.
+
+    A surface that only the asker reads (the terminal twin) may say ``shared = False``: then what would go
+    to the asker privately needs no public stand-in."""
+
+    async def post(self, message: Message, thread_ts: str | None = None) -> str | None: ...
+
+    async def update(self, ts: str, message: Message) -> None: ...
+
+    async def private(self, user: str, message: Message, thread_ts: str | None = None) -> None: ...
+
+    async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool: ...
+
+
+class JsonStore(Protocol):
+    """JSON values with a TTL in the bot's state (:class:`bot.state.Store`)."""
+
+    async def get_json(self, *parts: str) -> Any: ...
+
+    async def put_json(self, parts: tuple[str, ...], value: Any, ttl: int) -> bool: ...
+
+
+class ConversationStore(JsonStore, Protocol):
+    """The part of :class:`bot.state.Store` the conversation uses: dedup claims, JSON values with a TTL, and a
+    consume-once read for pending follow-ups. ``down`` is True after a call failed because Redis is away."""
+
+    down: bool
+
+    async def claim(self, name: str, ttl: int = 3600) -> bool: ...
+
+    async def take_json(self, *parts: str) -> Any: ...
+
+
+class WatchStore(JsonStore, Protocol):
+    """The part of :class:`bot.state.Store` the watches use (:mod:`handlers.watch`): the watch records, their
+    index and the polling lease."""
+
+    async def create_watch(self, watch_id: str, value: Any, ttl: int = ...) -> bool: ...
+
+    async def save_watch(self, watch_id: str, value: Any) -> bool: ...
+
+    async def load_watch(self, watch_id: str) -> Any: ...
+
+    async def remove_watch(self, watch_id: str) -> None: ...
+
+    async def active_watches(self) -> list[str]: ...
+
+    async def forget_watch_index(self, watch_id: str) -> None: ...
+
+    async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None: ...
+
+    async def release_lease(self, watch_id: str, owner: str) -> None: ...
+
+
+class AccessPolicy(Protocol):
+    """The part of :class:`bot.policy.Policy` the conversation uses."""
+
+    def allows(
+        self,
+        user: str,
+        *,
+        clusters: set[str] | None = None,
+        project: str | None = None,
+        user_groups: set[str] | None = None,
+    ) -> bool: ...
+
+    def defaults_for(self, channel: str | None) -> dict[str, str]: ...
+
+    def subteams(self) -> set[str]: ...
+
+
+class DigestPolicy(AccessPolicy, Protocol):
+    """The access policy with the channels' digest schedules (:mod:`handlers.digests`)."""
+
+    @property
+    def digests(self) -> Mapping[str, Sequence[Any]]: ...

@@ -1,0 +1,140 @@
+"""Reports by question, through the cache in the state store and the diagnoses in progress.
+
+A terminal workload's report is kept a week under its (cluster, workload, phaseUpdatedAt) with short-lived
+pointers from the question and from (cluster, workload); anything else is kept 30 seconds (a burst of the same
+question in a channel). Identical questions asked while their diagnosis runs share it in this process: a
+channel asking about one failed workload at once costs the cluster's API one diagnosis."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Awaitable, Callable
+
+from diagnosis import metrics
+from diagnosis.answer import Backends
+from diagnosis.question import Question
+from diagnosis.report import Outcome, Report
+from handlers.protocols import ConversationStore
+
+AnswerFn = Callable[[Question, Backends], Awaitable[Report]]
+
+TERMINAL_PHASES = {"failed", "crashed", "stopped", "completed", "succeeded"}
+CACHE_TERMINAL_TTL = 7 * 86400
+POINTER_TTL = 600
+NON_TERMINAL_TTL = 30
+
+
+def question_key(q: Question, system: str = "runai") -> str:
+    """The cache and in-flight key of a question: every field the answer depends on. An OSMO answer also
+    reads the words (a status filter in "list failed workflows", a usage question, the echoed question),
+    so for OSMO the normalised text is part of the key."""
+    words = " ".join((q.text or "").casefold().split()) if system == "osmo" else ""
+    parts = [
+        words,
+        q.kind,
+        q.cluster_id or "",
+        q.cluster or "",
+        q.cluster_hint or "",
+        q.project or "",
+        q.workload_id or "",
+        q.workload_name or "",
+        q.workflow_id or "",
+        q.effective_intent(),
+        q.lookback or "7d",
+        # what resolution reads when no name or id was given (issue 11 §1)
+        ",".join(q.candidates),
+        ",".join(q.words),
+        ",".join(q.scopes),
+        ",".join(q.uuids),
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+class Reports:
+    """The report for a question: cached, shared with the identical diagnosis in flight, or new."""
+
+    def __init__(self, store: ConversationStore, backends: Backends, answer_fn: AnswerFn) -> None:
+        self.store = store
+        self.backends = backends
+        self.answer_fn = answer_fn
+        #: diagnoses in progress by question key: identical questions asked meanwhile share one
+        self.in_flight: dict[str, asyncio.Task[Report]] = {}
+
+    async def answer(self, question: Question, fresh: bool = False) -> Report:
+        """The report for ``question``: from the cache, or from the one diagnosis in progress for the same
+        question, or from a new one. ``fresh`` (a watch's status, Re-diagnose) skips the cache and never joins.
+        Raises what :func:`diagnosis.answer.answer` raises."""
+        qkey = question_key(question, self.backends.system_for(question))
+        if fresh:
+            return await self._diagnose(qkey, question, fresh=True)
+        task = self.in_flight.get(qkey)
+        if task is None:
+            task = asyncio.ensure_future(self._diagnose(qkey, question))
+            self.in_flight[qkey] = task
+            task.add_done_callback(lambda done: self._forget(qkey, done))
+        # shielded: one asker cancelled (shutdown, a timeout) must not cancel the others' diagnosis
+        return await asyncio.shield(task)
+
+    async def aclose(self) -> None:
+        """Cancel the diagnoses still in flight (at shutdown, once their askers are drained or cancelled)."""
+        tasks = list(self.in_flight.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _forget(self, qkey: str, done: asyncio.Task[Report]) -> None:
+        if self.in_flight.get(qkey) is done:
+            del self.in_flight[qkey]
+        if not done.cancelled():
+            done.exception()  # retrieved: an error every asker already saw is not "never retrieved"
+
+    async def _diagnose(self, qkey: str, question: Question, fresh: bool = False) -> Report:
+        cached = None if fresh else await self.cached(qkey, question)
+        if cached is not None:
+            metrics.diagnosis(cached, None)
+            return cached
+        started = time.perf_counter()
+        report = await self.answer_fn(question, self.backends)
+        metrics.diagnosis(report, time.perf_counter() - started)
+        await self.keep(qkey, report)
+        return report
+
+    async def cached(self, qkey: str, question: Question) -> Report | None:
+        """The cached report of ``question`` (by its workload when it names one by id), or None."""
+        pointers: list[tuple[str, ...]] = [("q", qkey)]
+        if question.cluster_id and question.workload_id:
+            pointers.insert(0, ("latest", question.cluster_id, question.workload_id))
+        for parts in pointers:
+            data = await self.store.get_json(*parts)
+            if isinstance(data, dict) and "report" in data:
+                try:
+                    return Report.model_validate(data["report"])
+                except ValueError:
+                    return None
+            if isinstance(data, dict) and "key" in data:
+                full = await self.store.get_json(*data["key"])
+                if isinstance(full, dict):
+                    try:
+                        return Report.model_validate(full)
+                    except ValueError:
+                        return None
+        return None
+
+    async def keep(self, qkey: str, report: Report) -> None:
+        """Cache ``report`` (never an error or a follow-up question: those depend on the asker's next words)."""
+        if report.outcome in (Outcome.ERROR, Outcome.NEEDS_INPUT):
+            return
+        ident = report.identity
+        phase = (ident.phase or "").lower() if ident else ""
+        data = report.model_dump(mode="json")
+        if ident is not None and ident.cluster_id and ident.workload_id and phase in TERMINAL_PHASES:
+            stamp = ident.phase_updated_at.isoformat() if ident.phase_updated_at else "unknown"
+            key = ("report", ident.cluster_id, ident.workload_id, stamp)
+            if await self.store.put_json(key, data, CACHE_TERMINAL_TTL):
+                pointer = {"key": list(key)}
+                await self.store.put_json(("latest", ident.cluster_id, ident.workload_id), pointer, POINTER_TTL)
+                await self.store.put_json(("q", qkey), pointer, POINTER_TTL)
+            return
+        await self.store.put_json(("q", qkey), {"report": data}, NON_TERMINAL_TTL)

@@ -1,0 +1,89 @@
+"""No lost answers (issue 15 §2), proven with real processes: three ``serve --http --snapshot`` replicas on one
+Redis and one mock Slack. The replica answering an event is killed (SIGKILL) mid-answer: its "Diagnosing…"
+message is posted, its answer is on its way to Slack. Slack's redelivery of the event, once the dead replica's
+claim has expired, is answered by another replica, which updates the stale "Diagnosing…" message in place; a
+further redelivery is a duplicate (the event is marked done)."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from tests.bot.test_digest_replicas import wait_for
+from tests.bot.test_replicas import BARE, Fleet, deliver
+from tests.slack_mock import REDIS_URL, Call, SlackMock, event_body, mention
+
+pytestmark = pytest.mark.slow
+
+ROOT = "910.000100"
+QUESTION = "why did asr-conformer fail in project speech?"
+
+
+def _by(call: Call, replica: int) -> bool:
+    return call.headers.get("authorization") == f"Bearer xoxb-replica-r{replica}"
+
+
+def test_a_redelivery_after_the_replica_died_mid_answer_is_answered(
+    tmp_path: Path, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WD_EVENT_LEASE", "1.5")  # renewed every 0.5 s while a replica answers
+    slack = SlackMock().start()
+    fleet = Fleet(tmp_path, slack, prefix)
+    killed: list[Call] = []
+
+    def kill_the_answering_replica(call: Call) -> None:
+        # replica 0's answer (the update of its "Diagnosing…" message) is in flight: the replica dies now
+        if call.method == "chat.update" and _by(call, 0) and not killed:
+            killed.append(call)
+            call.status = 0  # never delivered: the replica is gone before Slack could answer it
+            fleet.replicas[0].proc.send_signal(signal.SIGKILL)
+            fleet.replicas[0].proc.wait(10)
+
+    slack.on_call = kill_the_answering_replica
+    body = event_body(mention(QUESTION, ROOT, channel=BARE), "EvKILLED01")
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    lease = f"{prefix}lease:evt:app_mention:{BARE}:{ROOT}"
+    try:
+        fleet.start(3)
+        assert deliver(fleet.replicas[0].url, body) == 200
+        wait_for(lambda: bool(killed), 30, "replica 0 answering")
+        (progress,) = [c for c in slack.of("chat.postMessage") if _by(c, 0)]
+        assert "Diagnosing" in progress.body["text"]
+        stale_ts = _ts_of(slack, progress)
+        wait_for(lambda: not r.exists(lease), 30, "the dead replica's claim to expire")
+
+        assert deliver(fleet.replicas[1].url, body, retry=1) == 200  # Slack's redelivery
+        wait_for(
+            lambda: any(_by(c, 1) and "Diagnosing" not in c.body["text"] for c in slack.of("chat.update")),
+            30,
+            "replica 1's answer",
+        )
+        updates = [c for c in slack.of("chat.update") if _by(c, 1)]
+        # the stale message becomes replica 1's "Diagnosing…" message, then its answer
+        assert [u.body["ts"] for u in updates] == [stale_ts, stale_ts]
+        assert "Diagnosing" in updates[0].body["text"] and "Need more information" in updates[1].body["text"]
+        assert not [c for c in slack.of("chat.postMessage") if _by(c, 1)], "no second 'Diagnosing…' message"
+
+        assert deliver(fleet.replicas[2].url, body, retry=2) == 200  # answered: a duplicate now
+        time.sleep(1.0)  # a duplicate answer would arrive meanwhile
+        assert not [c for c in slack.posted() if _by(c, 2)]
+        assert len([c for c in slack.of("chat.update") if c.body["ts"] == stale_ts]) == 2
+    finally:
+        fleet.stop()
+        slack.stop()
+        r.close()
+
+
+def _ts_of(slack: SlackMock, post: Call) -> str:
+    """The ts the mock gave ``post`` (its history records each posted message in order)."""
+    with slack.lock:
+        history: list[dict[str, Any]] = slack.history.get(str(post.body["channel"]), [])
+        for item in history:
+            if item.get("text") == post.body.get("text"):
+                return str(item["ts"])
+    raise AssertionError("the progress message is not in the mock's history")

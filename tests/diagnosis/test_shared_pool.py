@@ -1,0 +1,174 @@
+"""The bot's shared connection pool (diagnosis.http.share_connections): diagnoses reuse its connections,
+and its transport failures are httpx errors that the guard retries like any other."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from diagnosis.answer import Backends, answer
+from diagnosis.config import KubeConfig, RunaiConfig
+from diagnosis.http import RetryPolicy, close_shared_connections, share_connections
+from diagnosis.question import Question
+from diagnosis.report import Outcome
+from diagnosis.runai.client import RunaiClient
+from diagnosis.units import parse_time
+from sandbox.server import Sandbox
+from tests.paths import TESTS
+
+CASE = TESTS / "fixtures" / "cases" / "runai" / "text-only-question.json"
+QUESTION = Question(workload_name="train-gpt2", project="nlp", cluster="dgx-prod")
+
+
+async def _no_wait(seconds: float) -> None:
+    return None
+
+
+def _ports(sandbox: Sandbox, start: int, end: int | None = None) -> set[int | None]:
+    return {r.client_port for r in sandbox.requests[start:end]}
+
+
+async def _diagnose_twice(sandbox: Sandbox, backends: Backends) -> tuple[set[int | None], set[int | None]]:
+    """The client ports of two diagnoses in a row."""
+    start = len(sandbox.requests)
+    first = await answer(QUESTION, backends)
+    middle = len(sandbox.requests)
+    second = await answer(QUESTION, backends)
+    assert first.outcome == second.outcome == Outcome.DIAGNOSED
+    return _ports(sandbox, start, middle), _ports(sandbox, middle)
+
+
+async def test_diagnoses_reuse_the_shared_pools_connections_until_it_is_closed() -> None:
+    snapshot = json.loads(CASE.read_text())
+    now = parse_time(snapshot["now"])
+    with Sandbox(snapshot) as sandbox:
+        backends = Backends(
+            runai=RunaiConfig(sandbox.url, "sandbox", "sandbox", console_url=sandbox.url),
+            kube=KubeConfig(),
+            now=lambda: now,  # type: ignore[arg-type,return-value]
+        )
+        # a pool per client (the CLI): the second diagnosis opens connections of its own
+        first, second = await _diagnose_twice(sandbox, backends)
+        assert None not in first and first.isdisjoint(second)
+
+        share_connections()
+        try:
+            shared_first, shared_second = await _diagnose_twice(sandbox, backends)
+            assert shared_second <= shared_first, "the second diagnosis reuses the first one's connections"
+        finally:
+            await close_shared_connections()
+        after = len(sandbox.requests)
+        await answer(QUESTION, backends)
+        assert _ports(sandbox, after).isdisjoint(shared_first), "a closed pool is not used again"
+        assert sandbox.mutating_requests() == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_refused_connection_is_retried_then_raised_as_an_httpx_error() -> None:
+    share_connections()
+    try:
+        config = RunaiConfig(f"http://127.0.0.1:{_closed_port()}", "id", "secret", console_url="http://x")
+        async with RunaiClient(config, retry=RetryPolicy(sleep=_no_wait)) as client:
+            with pytest.raises(httpx.TransportError):
+                await client.list_clusters()
+            attempts = [r for r in client.transport.records if r.path == "/api/v2/token"]
+    finally:
+        await close_shared_connections()
+    assert len(attempts) == RetryPolicy().transient_attempts
+    assert all(r.status is None and r.error for r in attempts)
+
+
+NOT_HTTP = b"THIS IS NOT HTTP\r\n\r\n"
+TRUNCATED = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n[{"uuid"'
+
+
+@pytest.fixture(params=[NOT_HTTP, TRUNCATED], ids=["not-http", "truncated-body"])
+async def garbage_server(request: pytest.FixtureRequest) -> AsyncIterator[tuple[str, list[int], bytes]]:
+    """A TCP server that answers every request with a broken answer, then hangs up; counts its connections."""
+    connections: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(request.param)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}", connections, request.param
+    server.close()
+    await server.wait_closed()
+
+
+async def test_a_broken_answer_becomes_an_httpx_error(garbage_server: tuple[str, list[int], bytes]) -> None:
+    """A broken status line or headers is retried like a dropped connection; a body cut short is read after
+    the transport answered, so it is raised at once (as with a pool per client)."""
+    url, connections, answer_bytes = garbage_server
+    share_connections()
+    try:
+        config = RunaiConfig(url, "id", "secret", console_url=url)
+        async with RunaiClient(config, retry=RetryPolicy(sleep=_no_wait)) as client:
+            client._token, client._token_expires = "t", float("inf")  # straight to the GET
+            with pytest.raises(httpx.TransportError):
+                await client.get_json("/api/v1/clusters")
+            attempts = len(client.transport.records)
+    finally:
+        await close_shared_connections()
+    assert attempts == (RetryPolicy().transient_attempts if answer_bytes == NOT_HTTP else 1)
+    assert len(connections) == attempts
+
+
+JSON_BODY = b"Content-Length: 2\r\n\r\n{}"
+
+
+@pytest.fixture
+async def header_server() -> AsyncIterator[tuple[int, list[bytes]]]:
+    """HTTP/1.1 on loopback: ``/login`` sets a cookie, ``/big`` answers with a 9000-byte header; every other
+    path answers 200. Records each request's head."""
+    heads: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError):
+                break
+            heads.append(head)
+            extra = b""
+            if head.startswith(b"GET /login"):
+                extra = b"Set-Cookie: session=SECRET-OF-FIRST-CLIENT; Path=/\r\n"
+            elif head.startswith(b"GET /big"):
+                extra = b"Content-Security-Policy: " + b"x" * 9000 + b"\r\n"
+            writer.write(b"HTTP/1.1 200 OK\r\n" + extra + b"Content-Type: application/json\r\n" + JSON_BODY)
+            await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1], heads
+    server.close()
+    await server.wait_closed()
+
+
+async def test_the_shared_pool_keeps_no_cookies_and_takes_large_headers(header_server: tuple[int, list[bytes]]) -> None:
+    port, heads = header_server
+    config = RunaiConfig(f"http://localhost:{port}", "id", "secret", console_url="http://x")  # a host name: cookies
+    share_connections()
+    try:
+        for path in ("/login", "/other", "/big"):
+            async with RunaiClient(config, retry=RetryPolicy(sleep=_no_wait)) as client:
+                client._token, client._token_expires = "t", float("inf")
+                assert await client.get_json(path) == {}
+    finally:
+        await close_shared_connections()
+    assert b"cookie:" not in heads[1].lower(), "a cookie one diagnosis received is never sent by another"
