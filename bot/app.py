@@ -306,6 +306,33 @@ async def read_capped(request: Request, limit: int, seconds: float = BODY_SECOND
     return b"".join(parts)
 
 
+#: the parts of a Slack body that Bolt and the middleware read as objects, and as lists of objects
+_OBJECT_PARTS = ("event", "view", "message", "container", "team", "user", "channel", "authorizations")
+_LIST_PARTS = ("actions", "authorizations")
+
+
+def shape_problem(body: dict[str, Any]) -> str | None:
+    """Why a signed Slack body cannot be handled, or None: a part Bolt reads as an object (``event``, ``view``,
+    ``message``…) that is something else, ``actions`` that are not a list of objects, a view submission without
+    its view. Bolt itself answers such bodies with a 500 and a traceback (issue 15 §5); they get a 400."""
+    for key in _OBJECT_PARTS:
+        value = body.get(key)
+        if value is not None and not isinstance(value, dict) and not (key in _LIST_PARTS and isinstance(value, list)):
+            if key in ("user", "channel", "team") and isinstance(value, str):
+                continue  # slash commands and some events name these by id
+            return f"'{key}' is not an object"
+    for key in _LIST_PARTS:
+        value = body.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+            return f"'{key}' is not a list of objects"
+    kind = body.get("type")
+    if isinstance(kind, str) and kind.startswith("view_") and not isinstance(body.get("view"), dict):
+        return "a view payload without its view"
+    if kind == "event_callback" and not isinstance(body.get("event"), dict):
+        return "an event callback without its event"
+    return None
+
+
 def http_app(bot: Bot, *, max_body_bytes: int | None = None, body_seconds: float = BODY_SECONDS) -> Starlette:
     """The HTTP mode ASGI app; its lifespan drains the diagnosis tasks on shutdown.
 
@@ -333,6 +360,9 @@ def http_app(bot: Bot, *, max_body_bytes: int | None = None, body_seconds: float
             raise _Refused(400, "the body cannot be read") from None
         if not isinstance(bolt_request.body, dict):
             raise _Refused(400, "the body is not an object")
+        problem = shape_problem(bolt_request.body)
+        if problem:
+            raise _Refused(400, problem)
         replay = hashlib.sha256(f"{timestamp}:{signature}".encode()).hexdigest()
         if not await bot.store.claim(f"slack-req:{replay}", ttl=REPLAY_TTL):
             return None
@@ -347,7 +377,13 @@ def http_app(bot: Bot, *, max_body_bytes: int | None = None, body_seconds: float
         if bolt_request is None:
             log.info("replayed Slack request ignored (same signature and timestamp)")
             return Response(status_code=200)
-        return to_starlette_response(await bot.app.async_dispatch(bolt_request))
+        try:
+            return to_starlette_response(await bot.app.async_dispatch(bolt_request))
+        except Exception as exc:
+            # a signed payload of an unexpected shape (a null view, a string event), or the Web API failing inside
+            # Bolt's own middleware: one line, 400, never a 500 with a traceback (issue 15 §5)
+            log.warning("Slack request not handled: %s: %s", type(exc).__name__, str(exc)[:200])
+            return PlainTextResponse("bad request", status_code=400)
 
     async def healthz(request: Request) -> PlainTextResponse:
         return PlainTextResponse("ok")

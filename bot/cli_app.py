@@ -9,6 +9,7 @@ error, 130 on Ctrl-C and 143 on SIGTERM (:data:`EXIT_TERMINATED`), each with one
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -72,6 +73,9 @@ _sigterm_seen = False
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     global _sigterm_seen
     _sigterm_seen = True  # also seen when the exception lands in a task whose gather keeps exceptions
+    # the reads cut short by the unwinding are not errors worth a line each ("exception was never retrieved"):
+    # SIGTERM gets one line, from run_guarded
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     raise Terminated()
 
 

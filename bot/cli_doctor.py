@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 import typer
 
+from diagnosis.config import DEFAULT_MAX_BODY_BYTES, ConfigError, max_body_bytes
 from diagnosis.redact import sanitize
 
 #: The only non-GET requests a Tier 2 client may send, and only this command's client.
@@ -285,9 +286,21 @@ async def check_slack(env: Mapping[str, str]) -> Check:
     base = env.get("SLACK_API_URL") or "https://slack.com/api/"
     base = base if base.endswith("/") else base + "/"
     try:
-        async with httpx.AsyncClient(timeout=10) as client:
-            resp = await client.post(base + "auth.test", headers={"Authorization": f"Bearer {token}"})
-        data = resp.json()
+        cap = max_body_bytes(env)
+    except ConfigError:  # the settings check reports the bad value; this check still runs, with the default
+        cap = DEFAULT_MAX_BODY_BYTES
+    try:
+        async with (
+            httpx.AsyncClient(timeout=10) as client,
+            client.stream("POST", base + "auth.test", headers={"Authorization": f"Bearer {token}"}) as resp,
+        ):
+            # a bounded read (issue 15 §1): an endless answer is cut at WD_MAX_BODY_BYTES, not read whole
+            raw = bytearray()
+            async for chunk in resp.aiter_bytes():
+                raw += chunk
+                if len(raw) > cap:
+                    raise ValueError(f"the answer was cut at {cap} bytes (WD_MAX_BODY_BYTES)")
+        data = json.loads(bytes(raw))
     except Exception as exc:
         return Check("Slack", "fail", f"auth.test failed: {_line(exc)}")
     if not data.get("ok"):

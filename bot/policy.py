@@ -200,16 +200,19 @@ class Policy:
         clusters: set[str] | None = None,
         project: str | None = None,
         user_groups: set[str] | None = None,
+        whole: bool = False,
     ) -> bool:
         """May ``user`` diagnose in a cluster known by any of ``clusters`` (names/ids) and ``project``?
 
-        Unknown values (None / empty) do not refuse; a user no rule names is always refused."""
+        Unknown values (None / empty) do not refuse, unless ``whole``: then an unknown cluster or project means
+        every one (a "not found" across a scope tells what exists there, so the asker must be allowed all of
+        it). A user no rule names is always refused."""
         if not self.enabled:
             return True
         known = {c for c in (clusters or set()) if c}
         for rule in self._rules_for(user, user_groups or set()):
-            cluster_ok = not known or "*" in rule.clusters or bool(known & rule.clusters)
-            project_ok = not project or "*" in rule.projects or project in rule.projects
+            cluster_ok = "*" in rule.clusters or (bool(known & rule.clusters) if known else not whole)
+            project_ok = "*" in rule.projects or (project in rule.projects if project else not whole)
             if cluster_ok and project_ok:
                 return True
         return False

@@ -191,6 +191,10 @@ def bound_body(response: httpx.Response, request: httpx.Request, limit: int, sec
         del response.headers["content-encoding"]
         response.headers.pop("content-length", None)  # the decoded length differs
     else:
+        if encoding not in ("", "identity"):
+            # a stacked ("gzip, gzip") or unknown encoding is not decoded at all: httpx would inflate it whole,
+            # after any cap. Its raw bytes (capped) cannot be read as JSON, which the reader names as a gap.
+            del response.headers["content-encoding"]
         encoding = ""
     response.stream = _BoundedBody(response.stream, request, response.status_code, limit, seconds, declared, encoding)
     return response

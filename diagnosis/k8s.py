@@ -18,16 +18,16 @@ gap, its worker thread is free again, and the process can exit.
 from __future__ import annotations
 
 import asyncio
-import functools
+import contextlib
 import io
 import json
 import os
 import re
 import socket
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -58,13 +58,38 @@ _READ_CHUNK = 64 * 1024
 
 #: Blocking Kubernetes reads run here: enough workers that concurrent diagnoses (4-6 reads each) do not
 #: queue behind the default executor's few threads.
-_EXECUTOR = ThreadPoolExecutor(max_workers=32, thread_name_prefix="tier2")
 
 
 async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a blocking call in the Tier 2 thread pool."""
+    """Run a blocking call in a daemon thread of its own and await its result.
+
+    Not an executor: a read stuck where no timeout reaches it (a server sending its headers a byte at a time)
+    would hold a pool thread, and the process would wait for that thread at exit (``asyncio.run`` joins the
+    default executor, the interpreter joins every pool worker) long after the answer was printed. A daemon
+    thread is abandoned at exit; the awaiting side stops waiting at its own deadline."""
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_EXECUTOR, functools.partial(fn, *args, **kwargs))
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def run() -> None:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # delivered to the awaiting side, which names it as a gap
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(settle, False, exc)
+            return
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, True, result)
+
+    threading.Thread(target=run, name="tier2", daemon=True).start()
+    return await future
 
 
 def preload() -> None:
@@ -289,6 +314,15 @@ class ReadOnlyApiClient(k8s_client.ApiClient):
                 return  # putting back what is already there (kubernetes.stream's ``finally``)
             raise ReadOnlyViolation(f"read-only: refusing to replace {name} of the Kubernetes client")
         super().__setattr__(name, value)
+
+
+def _whole_lines(data: bytes, limit: int) -> bytes:
+    """``data`` without its last line when the server cut it at ``limit`` bytes (``limitBytes``) mid-line: a cut
+    line may end inside a credential, which the redaction rules only recognise whole ("AKIAIOSFOD…")."""
+    if len(data) < limit or data.endswith(b"\n"):
+        return data
+    cut = data.rfind(b"\n")
+    return data[: cut + 1] if cut >= 0 else b""
 
 
 def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
@@ -516,7 +550,7 @@ class Tier2Source:
         query = [("container", container), ("previous", str(previous).lower())]
         query += [("tailLines", str(LOG_TAIL_LINES)), ("limitBytes", str(LOG_LIMIT_BYTES))]
         data = await _recorded(f"/api/v1/namespaces/{namespace}/pods/{name}/log", query, in_thread(call))
-        return str(data.decode("utf-8", errors="replace"))
+        return str(_whole_lines(bytes(data), LOG_LIMIT_BYTES).decode("utf-8", errors="replace"))
 
     async def read_node(self, name: str) -> dict[str, Any]:
         """``GET /api/v1/nodes/{name}`` as a dict."""

@@ -78,6 +78,8 @@ def parse_time(value: str | datetime | None) -> datetime | None:
         return None
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str):  # a number, a list, an object where a time is due: not a time
+        return None
     text = value.strip()
     if not text:
         return None

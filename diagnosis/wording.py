@@ -177,6 +177,11 @@ def verdict_words(report: Report) -> tuple[str, str]:
     return _OUTCOME_WORDS.get(report.outcome, ("ℹ️", report.outcome.value))
 
 
+def outcome_words(outcome: Outcome) -> tuple[str, str]:
+    """(emoji, words) of an outcome on the card's header."""
+    return _OUTCOME_WORDS.get(outcome, ("ℹ️", outcome.value))
+
+
 def header_text(report: Report) -> str:
     emoji, words = verdict_words(report)
     name = subject(report)

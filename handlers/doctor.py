@@ -32,7 +32,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from diagnosis.answer import Backends, BackendUnavailable, answer
 from diagnosis.config import ConfigError
@@ -109,6 +109,15 @@ def names_nothing(report: Report) -> bool:
     if report.outcome == Outcome.NOT_FOUND:
         return not any(c.field == "project" for c in report.choices)
     return report.outcome == Outcome.NEEDS_INPUT and report.missing == ["project"] and not report.choices
+
+
+async def _fill_groups(ask: Ask, groups: GroupsFn | None) -> None:
+    """Read the asker's user groups now when the request did not carry them (a typed reply)."""
+    if groups is not None and not ask.user_groups:
+        try:
+            ask.user_groups = set(await groups())
+        except Exception:
+            log.warning("could not read the user groups of %s", ask.user)
 
 
 class Doctor:
@@ -205,25 +214,21 @@ class Doctor:
         key = ("conv", ask.team or "-", ask.channel, ask.thread_ts)
         conv = await self.store.take_json(*key)
         if not isinstance(conv, dict):
-            if ask.source == "reply" and not only_if_answers and await self._lost_here(key, bot_thread):
-                # the question was asked here but its memory is unreachable: say so rather than nothing
-                await self._reply(ask, surface, text_message(messages.CONVERSATION_LOST), private=True)
-                return True
+            return await self._no_conversation(ask, surface, key, only_if_answers, bot_thread)
+        if ask.source == "reply" and conv.get("user") and ask.user != conv.get("user"):
+            # another person's words in the thread are not an answer: the asker's question stays pending, and
+            # nothing is run, refused or rewritten on their behalf
+            await self._keep(key, conv)
             return False
         self._asked.pop(key, None)
-        if groups is not None and not ask.user_groups:
-            try:
-                ask.user_groups = set(await groups())
-            except Exception:
-                log.warning("could not read the user groups of %s", ask.user)
+        await _fill_groups(ask, groups)
         question = Question.model_validate(conv.get("question") or {})
         choices: list[dict[str, str]] = conv.get("choices") or []
         missing: list[str] = conv.get("missing") or []
         updated: Question | None
         control = control_word(ask.text) if choice is None else None
         if control == "help":
-            await self.store.put_json(key, conv, self.conversation_ttl)  # kept: the question is still pending
-            self._note_asked(key)
+            await self._keep(key, conv)  # the question is still pending
             await self._reply(ask, surface, messages.help_while_pending(asked_about(question), missing), private=True)
             return True
         if control == "cancel":
@@ -242,16 +247,14 @@ class Doctor:
             allowed = {(c["field"], c["value"]) for c in choices}
             if choice not in allowed:
                 # only the choices the core offered can be picked: never an invented id
-                await self.store.put_json(key, conv, self.conversation_ttl)
-                self._note_asked(key)
+                await self._keep(key, conv)
                 await self._reply(ask, surface, text_message(messages.CHOICE_GONE), private=True)
                 return True
             updated = apply_choice(question, *choice)
         else:
             updated = apply_reply(question, missing, choices, ask.text)
         if updated is None:
-            await self.store.put_json(key, conv, self.conversation_ttl)
-            self._note_asked(key)
+            await self._keep(key, conv)
             if only_if_answers:
                 return False
             await self._reply(ask, surface, messages.still_need(missing, [c["label"] for c in choices]))
@@ -329,6 +332,13 @@ class Doctor:
             ask.user, clusters={c for c in clusters if c}, project=project, user_groups=ask.user_groups
         )
 
+    def _allows_whole(self, ask: Ask, question: Question) -> bool:
+        """The asker may see the whole scope the question names (an unnamed cluster or project: every one)."""
+        clusters = {c for c in (question.cluster, question.cluster_id) if c}
+        return self.policy.allows(
+            ask.user, clusters=clusters, project=question.project, user_groups=ask.user_groups, whole=True
+        )
+
     async def _run(self, ask: Ask, question: Question, surface: Surface, fresh: bool = False) -> None:
         """Answer ``question``: the policy, "diagnosing…", the report (or an error or refusal, privately), and
         the follow-up kept when the core asks for more. ``fresh`` (Re-diagnose) skips the cache."""
@@ -362,6 +372,12 @@ class Doctor:
                 answering.cancel()  # this asker was cancelled: the shared diagnosis itself is shielded
         if name is not None and names_nothing(report):
             await self._no_such_name(ask, surface, name, question, report, progress_ts)
+            return
+        if report.outcome == Outcome.NOT_FOUND and not self._allows_whole(ask, question):
+            # "not found" in a scope the asker may not see all of would tell what exists there: the same refusal
+            # as for a workload that exists but is not theirs
+            log.info("refused by policy (not found in a scope not wholly allowed): user %s", ask.user)
+            await self._privately(ask, surface, progress_ts, thread, messages.refusal())
             return
         root = thread or progress_ts
         ident = report.identity
@@ -480,6 +496,26 @@ class Doctor:
                 self._asked.pop(next(iter(self._asked)))  # the oldest first (insertion order)
         self._asked.pop(key, None)
         self._asked[key] = now + self.conversation_ttl
+
+    async def _keep(self, key: tuple[str, ...], conv: dict[str, Any]) -> None:
+        """Put the pending question back (it was taken to be answered, and is still pending)."""
+        await self.store.put_json(key, conv, self.conversation_ttl)
+        self._note_asked(key)
+
+    async def _no_conversation(
+        self,
+        ask: Ask,
+        surface: Surface,
+        key: tuple[str, ...],
+        only_if_answers: bool,
+        bot_thread: Callable[[], Awaitable[bool]] | None,
+    ) -> bool:
+        """No pending question was found for the thread: False (the text is something else), unless the store is
+        down and the thread holds one of the bot's questions, when the asker is told privately to ask again."""
+        if ask.source == "reply" and not only_if_answers and await self._lost_here(key, bot_thread):
+            await self._reply(ask, surface, text_message(messages.CONVERSATION_LOST), private=True)
+            return True
+        return False
 
     async def _lost_here(self, key: tuple[str, ...], bot_thread: Callable[[], Awaitable[bool]] | None) -> bool:
         """The store could not be read and the thread is one of the bot's conversations: asked by this process,

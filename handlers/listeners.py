@@ -20,6 +20,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from diagnosis.question import Question, QuestionError
+from handlers import messages
 from handlers.blocks import CHOICE_ACTION, Message, escape, text_message
 from handlers.card_buttons import on_card_button
 from handlers.context import ask_in, channel_of
@@ -142,13 +143,14 @@ def _register_events(app: AsyncApp, wiring: _Wiring) -> None:
         async def bot_thread() -> bool:
             # asked only while the state store is down: has the bot posted in this thread (a question another
             # replica asked)? A read of Slack, never a write.
-            if bot_user and event.get("parent_user_id") == bot_user:
-                return True
-            replies = await client.conversations_replies(channel=ask.channel, ts=event["thread_ts"], limit=100)
-            return any(
-                (bot_user and m.get("user") == bot_user) or (context.bot_id and m.get("bot_id") == context.bot_id)
+            # (the bot's newest message there asks something: chatter in an answered thread is not a lost reply)
+            replies = await client.conversations_replies(channel=ask.channel, ts=event["thread_ts"], limit=200)
+            mine = [
+                m
                 for m in replies.get("messages") or []
-            )
+                if (bot_user and m.get("user") == bot_user) or (context.bot_id and m.get("bot_id") == context.bot_id)
+            ]
+            return bool(mine) and messages.asks_something(str(mine[-1].get("text") or ""))
 
         wiring.spawn(
             doctor.follow_up(ask, SlackSurface(client, ask.channel), groups=groups, bot_thread=bot_thread),

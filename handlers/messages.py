@@ -80,12 +80,27 @@ def dropped(subject: str) -> Message:
     return text_message(f"OK, I dropped the question about `{inline(subject)}`.")
 
 
+#: how every message that asks the asker something begins (the card of a needs-input answer, the reminder)
+STILL_NEED = "I still need the "
+
+
+def asks_something(text: str) -> bool:
+    """True for the text of a bot message that asks the asker for something (a follow-up question is pending):
+    the fallback text of a needs-input card, or :func:`still_need`. Read from a thread while the state store
+    is down, to tell a reply to a question from chatter in an answered thread."""
+    from diagnosis.report import Outcome
+    from diagnosis.wording import outcome_words
+
+    emoji, words = outcome_words(Outcome.NEEDS_INPUT)
+    return text.startswith((f"{emoji} {words}", STILL_NEED))
+
+
 def still_need(missing: Sequence[str], labels: Sequence[str]) -> Message:
     need = " and ".join(missing) or "an answer"
     listed = ", ".join(f"`{inline(label)}`" for label in labels[:10])
     hint = f" One of: {listed}." if listed else ""
     return text_message(
-        f"I still need the {escape(need)}: reply in this thread with it "
+        f"{STILL_NEED}{escape(need)}: reply in this thread with it "
         f"(for example `project nlp cluster dgx-prod`).{hint} Say `help` or `cancel`."
     )
 

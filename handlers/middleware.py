@@ -303,8 +303,9 @@ async def _user_groups(policy: Any, store: Any, client: Any, user: str) -> set[s
                 resp = await client.usergroups_users_list(usergroup=group)
                 members = list(resp.get("users") or [])
             except Exception:
+                # not cached: one failed lookup must not refuse the group's members for ten minutes
                 log.warning("cannot list members of user group %s", group)
-                members = []
+                continue
             await store.put_json(("usergroup", group), members, 600)
         if not raw:
             store.memory.set(local, json.dumps(members), 60)

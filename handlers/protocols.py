@@ -76,6 +76,7 @@ class AccessPolicy(Protocol):
         clusters: set[str] | None = None,
         project: str | None = None,
         user_groups: set[str] | None = None,
+        whole: bool = False,
     ) -> bool: ...
 
     def defaults_for(self, channel: str | None) -> dict[str, str]: ...

@@ -245,6 +245,10 @@ class SlackMock:
                 "message": {"ts": ts, "text": body.get("text"), "thread_ts": body.get("thread_ts")},
             }
         if method == "chat.update":
+            with self.lock:  # as Slack does: the thread and the history show the updated text
+                for m in self.history.get(str(body.get("channel")), []):
+                    if m.get("ts") == body.get("ts") and body.get("text") is not None:
+                        m["text"] = body.get("text")
             return {
                 "ok": True,
                 "channel": body.get("channel"),

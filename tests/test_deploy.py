@@ -186,6 +186,7 @@ METHOD_SCOPES = {
     "chat_postEphemeral": {"chat:write"},
     "files_upload_v2": {"files:write"},
     "conversations_history": {"channels:history", "groups:history"},
+    "conversations_replies": {"channels:history", "groups:history"},
     "usergroups_users_list": {"usergroups:read"},
     "auth_test": set(),
 }

@@ -263,6 +263,11 @@ class Diagnosis:
                 if not q.workload_name and not q.candidates:
                     # only ordinary words, none of which is a workload: ask, never "not found: 'fail'"
                     return self.builder().needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
+                if all(_is_scope_name(n, q) for n in names):
+                    # "why did my nlp job fail?": the only name is the project's (or cluster's) own, and no workload
+                    # has it: a scope mention, not a workload; ask for the workload, never "not found: 'nlp'"
+                    q = q.model_copy(update={"workload_name": None, "candidates": []})
+                    return self.builder().needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
                 return await self.not_found(q, cluster_id, by_id=False, tried=names)
             name, candidates = next(iter(live.items()))
             if q.workload_name != name:
@@ -942,6 +947,11 @@ def _missing_parameters(q: Question, names: list[str], cluster_id: str | None) -
         if not q.project:
             missing.append("project")
     return missing
+
+
+def _is_scope_name(name: str, q: Question) -> bool:
+    """``name`` is the question's project or cluster name (case-insensitively)."""
+    return name.lower() in {x.lower() for x in (q.project, q.cluster) if x}
 
 
 def _missing_question(q: Question, missing: list[str]) -> str:

@@ -237,3 +237,35 @@ def test_doctor_is_registered() -> None:
     assert hasattr(cli_doctor, "register")
     out = subprocess.run([CLI, "--help"], capture_output=True, text=True, timeout=60)
     assert "doctor" in out.stdout
+
+
+async def test_an_endless_auth_test_answer_is_cut_at_the_body_cap() -> None:
+    """Issue 15 §1: the doctor's Slack read is bounded too; a server that never stops is one failed row."""
+
+    class Endless(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            try:
+                self.wfile.write(b'{"ok": true, "pad": "')
+                for _ in range(10_000):  # 640 MB at most; the client hangs up after 1 MiB
+                    self.wfile.write(b"x" * 65536)
+            except OSError:
+                pass
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        env = {
+            "SLACK_BOT_TOKEN": "xoxb-1",
+            "SLACK_API_URL": f"http://127.0.0.1:{httpd.server_address[1]}/api/",
+            "WD_MAX_BODY_BYTES": str(1024 * 1024),
+        }
+        row = await check_slack(env)
+    finally:
+        httpd.shutdown()
+    assert row.status == "fail" and "cut at 1048576 bytes (WD_MAX_BODY_BYTES)" in row.detail, row.detail

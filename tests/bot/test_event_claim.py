@@ -6,6 +6,7 @@ further redelivery is a duplicate (the event is marked done)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
@@ -87,3 +88,45 @@ def _ts_of(slack: SlackMock, post: Call) -> str:
             if item.get("text") == post.body.get("text"):
                 return str(item["ts"])
     raise AssertionError("the progress message is not in the mock's history")
+
+
+def test_a_replica_killed_mid_diagnosis_leaves_no_diagnosing_message_behind(
+    tmp_path: Path, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kill lands in the middle of the diagnosis itself: every Run:ai read is slowed to 4 s, so replica 0
+    has posted (and recorded) its "Diagnosing…" message and is still waiting on Run:ai when it dies. The
+    redelivery after its claim expired is answered by replica 1, in the stale message."""
+    monkeypatch.setenv("WD_EVENT_LEASE", "1.5")
+    slack = SlackMock().start()
+    fleet = Fleet(tmp_path, slack, prefix)
+    world = json.loads(fleet.snapshot.read_text())
+    world["faults"] = [{"path": "/api/v1/*", "delay_ms": 4000, "times": 1000}]
+    fleet.snapshot.write_text(json.dumps(world))
+    body = event_body(mention(QUESTION, "911.000100", channel=BARE), "EvKILLED02")
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    lease = f"{prefix}lease:evt:app_mention:{BARE}:911.000100"
+    try:
+        fleet.start(2)
+        assert deliver(fleet.replicas[0].url, body) == 200
+        wait_for(lambda: any(_by(c, 0) for c in slack.of("chat.postMessage")), 30, "replica 0's Diagnosing…")
+        (progress,) = [c for c in slack.of("chat.postMessage") if _by(c, 0)]
+        stale_ts = _ts_of(slack, progress)
+        time.sleep(1.0)  # its progress is recorded; the diagnosis is still waiting on the slowed Run:ai reads
+        assert not [c for c in slack.of("chat.update") if _by(c, 0)], "the kill must land before any answer"
+        fleet.replicas[0].proc.send_signal(signal.SIGKILL)
+        fleet.replicas[0].proc.wait(10)
+        wait_for(lambda: not r.exists(lease), 30, "the dead replica's claim to expire")
+
+        assert deliver(fleet.replicas[1].url, body, retry=1) == 200
+        wait_for(
+            lambda: any(_by(c, 1) and "Diagnosing" not in c.body["text"] for c in slack.of("chat.update")),
+            60,
+            "replica 1's answer",
+        )
+        answers = [c for c in slack.of("chat.update") if _by(c, 1) and "Diagnosing" not in c.body["text"]]
+        assert [a.body["ts"] for a in answers] == [stale_ts], "the stale message carries the answer"
+        assert not [c for c in slack.of("chat.postMessage") if _by(c, 1)], "no second 'Diagnosing…' message"
+    finally:
+        fleet.stop()
+        slack.stop()
+        r.close()

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -186,6 +188,20 @@ async def test_a_signed_malformed_body_is_400(slack: SlackMock, prefix: str, cap
         "a JSON list": (b"[1, 2]", "application/json"),
         "a payload that is not JSON": (b"payload=%7Bnot", FORM),
         "bytes that are not UTF-8": (b"command=%2Fdiagnose&text=\xff\xfe", FORM),
+        # well-formed JSON of a shape Bolt or the middleware cannot read (a null view, a string event)
+        "a view submission without its view": (
+            b"payload=" + quote(json.dumps({"type": "view_submission", "view": None, "team": {"id": "T1"}})).encode(),
+            FORM,
+        ),
+        "button actions that are a string": (
+            b"payload=" + quote(json.dumps({"type": "block_actions", "actions": "x", "team": {"id": "T1"}})).encode(),
+            FORM,
+        ),
+        "an event that is a string": (
+            json.dumps({"type": "event_callback", "event": "x"}).encode(),
+            "application/json",
+        ),
+        "an event that is a list": (json.dumps({"type": "event_callback", "event": [1]}).encode(), "application/json"),
     }
     got = {}
     async with serving(slack, prefix) as s:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -202,3 +204,67 @@ async def test_a_hanging_log_costs_only_that_log(monkeypatch: pytest.MonkeyPatch
     assert evidence.pod is not None and evidence.events
     assert [f.what for f in evidence.failures] == ["logs of container eval-server"]
     assert "cut after 1 s: its body was still arriving" in str(evidence.failures[0].why)
+
+
+# -- found by a break-it review ------------------------------------------------------------------------------------
+
+
+async def test_a_stacked_gzip_bomb_is_never_inflated() -> None:
+    """``Content-Encoding: gzip, gzip`` (or any encoding the cap does not decode itself) is not handed to httpx's
+    decoders, which would inflate it whole after the cap: its raw bytes arrive, capped, and cannot be read as
+    JSON (a named gap upstream)."""
+    import gzip
+
+    inner = gzip.compress(b"0" * (64 * MIB), compresslevel=9)
+    bomb = gzip.compress(inner, compresslevel=9)
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip, gzip\r\n"
+            f"Content-Length: {len(bomb)}\r\nConnection: close\r\n\r\n"
+        )
+        writer.write(head.encode() + bomb)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client, _ = make_client(f"http://127.0.0.1:{port}", retry=RetryPolicy(sleep=_no_sleep), max_body_bytes=CAP)
+        async with client:
+            response = await client.get("/api/v1/clusters")
+        assert len(response.content) == len(bomb), "the bytes as sent, not 64 MiB decoded"
+        with pytest.raises(ValueError):
+            response.json()
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+def test_a_log_cut_mid_line_by_limit_bytes_loses_its_incomplete_last_line() -> None:
+    """A log the server cut at ``limitBytes`` may end inside a credential ("AKIAIOSFOD"): the cut line is
+    dropped, so no partial credential (which no rule recognises) is shown."""
+    from diagnosis.k8s import _whole_lines
+
+    cut = b"step 1 ok\nstep 2 ok\nERROR token AKIAIOSFOD"
+    assert _whole_lines(cut, len(cut)) == b"step 1 ok\nstep 2 ok\n"
+    assert _whole_lines(cut, len(cut) + 1) == cut, "shorter than the limit: the whole log, as sent"
+    assert _whole_lines(b"a\nb\n", 4) == b"a\nb\n", "cut at a line end: nothing lost"
+
+
+def test_a_tier2_read_stuck_forever_does_not_keep_the_process_alive() -> None:
+    """A Tier 2 read blocked where no timeout reaches it (headers a byte at a time) runs in a daemon thread: the
+    diagnosis stops waiting at its deadline and the process exits, instead of joining the stuck thread."""
+    code = (
+        "import asyncio, threading\n"
+        "from diagnosis.k8s import in_thread\n"
+        "async def main():\n"
+        "    try:\n"
+        "        await asyncio.wait_for(in_thread(threading.Event().wait), 0.5)\n"
+        "    except TimeoutError:\n"
+        "        print('gap: timed out')\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "gap: timed out", done.stderr

@@ -13,10 +13,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import redis
+
 from bot.policy import Policy
 from handlers.messages import ANSWERED_PRIVATELY, CONVERSATION_LOST, REFUSAL
-from tests.handlers.test_slack_e2e import ALICE, BARE, CHAN, MALLORY, POLICY, _Proxy, finals, headers_of, running
-from tests.slack_mock import SlackMock, mention, thread_message
+from tests.handlers.test_slack_e2e import (
+    ALICE,
+    BARE,
+    CHAN,
+    EVE,
+    MALLORY,
+    POLICY,
+    _Proxy,
+    finals,
+    headers_of,
+    running,
+)
+from tests.slack_mock import REDIS_URL, TEAM, SlackMock, mention, thread_message
 
 PROJECT_CHAN = "C0NLP0001"  # defaults: cluster dgx-prod, project nlp
 BOB = "U0BOB0001"  # authorised through the Slack user group S0MLTEAM only
@@ -183,3 +196,94 @@ async def test_a_typed_reply_while_redis_is_down_reaching_another_replica_is_tol
     told = [c.body for c in slack.of("chat.postEphemeral")]
     assert [(b["text"], b["user"], b["thread_ts"]) for b in told] == [(CONVERSATION_LOST, ALICE, "840.000100")]
     assert [c.body for c in slack.of("conversations.replies")] != []  # it was read, never written
+
+
+# -- other people in the asker's thread ----------------------------------------------------------------
+
+
+def _pending(prefix: str, channel: str, root: str) -> bytes | None:
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        value: bytes | None = client.get(f"{prefix}conv:{TEAM}:{channel}:{root}")
+        return value
+    finally:
+        client.close()
+
+
+async def test_someone_elses_words_in_the_thread_leave_the_askers_question_pending(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    """A bystander (no access at all, or access to another cluster only) typing in the asker's thread neither
+    consumes the pending question nor gets a lookup run on their word; the asker's own reply is answered."""
+    async with running(slack, prefix, tmp_path, "missing-cluster") as h:
+        await h.event(mention("why did asr-conformer fail in project speech?", "850.000100", channel=BARE))
+        await h.settle()
+        before = len(slack.posted())
+        await h.event(thread_message("thanks", "850.000200", "850.000100", channel=BARE, user=EVE))
+        await h.event(thread_message("dgx-staging", "850.000300", "850.000100", channel=BARE, user=MALLORY))
+        await h.settle()
+        assert _pending(prefix, BARE, "850.000100") is not None, "a bystander's words consumed the question"
+        assert len(slack.posted()) == before, "nothing is posted, refused or rewritten for a bystander"
+        await h.event(thread_message("dgx-prod", "850.000400", "850.000100", channel=BARE, user=ALICE))
+        await h.settle()
+    assert "CRASH_APP_ERROR" in json.dumps(finals(slack))
+
+
+async def test_chatter_in_an_answered_thread_while_redis_is_down_is_not_told_anything(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    """The bot's newest message in the thread is an answer, not a question: a "thanks" typed there while Redis
+    is away is not a lost reply (the lost-conversation notice is for a pending question only)."""
+    proxy = _Proxy()
+    await proxy.start()
+    try:
+        async with running(
+            slack, prefix, tmp_path, "missing-cluster", redis_url=f"redis://127.0.0.1:{proxy.port}/0"
+        ) as h:
+            await h.event(
+                mention("why did asr-conformer fail in project speech on dgx-prod?", "860.000100", channel=BARE)
+            )
+            await h.settle()
+            await proxy.cut()
+            await h.event(thread_message("thanks, that was it!", "860.000200", "860.000100", channel=BARE))
+            await h.settle()
+    finally:
+        await proxy.cut()
+    assert [c.body for c in slack.of("chat.postEphemeral")] == []
+
+
+async def test_a_failed_user_group_lookup_is_not_remembered(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
+    """Slack failing one ``usergroups.users.list`` refuses that one request (nothing is known), but the next
+    request, on another replica with Slack healthy again, reads the group afresh and is answered."""
+    group, member = "S0MLPLAT01", "U0GROUPIE1"
+    policy = Policy.from_dict({"access": [{"who": [group], "clusters": ["*"], "projects": ["*"]}]})
+    slack.usergroups[group] = [member]
+    slack.error_next("usergroups.users.list", "internal_error")
+    question = "why did asr-conformer fail in project speech on dgx-prod?"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    async with running(slack, prefix, tmp_path / "a", "missing-cluster", policy=policy) as h:
+        await h.event(mention(question, "870.000100", user=member, channel=BARE))
+        await h.settle()
+    refused = len(slack.of("chat.postEphemeral"))
+    async with running(slack, prefix, tmp_path / "b", "missing-cluster", policy=policy) as h:
+        await h.event(mention(question, "871.000100", user=member, channel=BARE))
+        await h.settle()
+    assert len(slack.of("chat.postEphemeral")) == refused, "refused again: the failed lookup was cached"
+    assert "CRASH_APP_ERROR" in json.dumps(finals(slack))
+
+
+async def test_a_workload_id_tells_nothing_to_someone_not_allowed_the_whole_cluster(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    """MALLORY may see project speech on dgx-prod only: an id that exists in nlp and an id that exists nowhere
+    get the same private refusal and the same neutral public line (no existence oracle)."""
+    async with running(slack, prefix, tmp_path, "text-only-question") as h:
+        await h.command("81756caa-8d05-b3ba-2455-e65677f43d87", user=MALLORY, channel=CHAN)  # exists, in nlp
+        await h.settle()
+        exists = (finals(slack)[-1].get("text"), [c.body.get("text") for c in slack.of("chat.postEphemeral")])
+        await h.command("11111111-2222-3333-4444-555555555555", user=MALLORY, channel=CHAN)  # exists nowhere
+        await h.settle()
+        missing = (finals(slack)[-1].get("text"), [c.body.get("text") for c in slack.of("chat.postEphemeral")])
+    assert exists[0] == missing[0] == ANSWERED_PRIVATELY, (exists, missing)
+    assert "Not found" not in _public(slack)

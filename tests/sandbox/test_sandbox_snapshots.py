@@ -144,3 +144,12 @@ def test_every_section_is_served_through_the_route_table() -> None:
     assert all(isinstance(s, sandbox_routes.Section) for s in ROUTE_TABLE)
     built = {s.name: s.routes(state) for s in ROUTE_TABLE}
     assert built["runai"] and built["kubernetes"] and built["osmo"] == []
+
+
+@pytest.mark.parametrize("now", [5, ["x"], {}])
+def test_a_now_that_is_not_a_time_is_one_line_from_the_cli(tmp_path: Path, now: Any) -> None:
+    snap = _tier2()
+    snap["now"] = now
+    r = _run(tmp_path, snap)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr and "unexpected" not in r.stderr

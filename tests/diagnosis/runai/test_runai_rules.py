@@ -588,3 +588,15 @@ async def test_deleted_terminal_match_beats_a_live_running_one_for_a_terminal_qu
     report, _ = await diagnose(snap)
     assert report.identity is not None and report.identity.workload_id == deleted["id"]
     assert report.category == Category.OOM_KILLED
+
+
+@pytest.mark.parametrize("text", ["why did my nlp job fail?", "why does the oom happen in nlp?"])
+async def test_the_projects_own_name_or_a_jargon_word_is_not_taken_for_a_workload(
+    diagnose: Diagnose, text: str
+) -> None:
+    """No workload is named "nlp" (the project) or "oom": the question names no workload, so it is asked for,
+    never "No workload named 'nlp'"."""
+    snap = b.snapshot(b.entry(b.workload(phase="Failed"), pods=[b.pod(k8s_phase="Failed")]))
+    report, _ = await diagnose(snap, workload_name=None, intent=None, text=text)
+    assert report.outcome == Outcome.NEEDS_INPUT, (report.outcome, report.headline)
+    assert "nlp'" not in report.headline and "oom'" not in report.headline
