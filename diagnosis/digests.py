@@ -292,6 +292,8 @@ def digest_json(digest: Digest, blocks: list[dict[str, object]] | None = None) -
 
 
 _TEXT_SINCE = re.compile(r"(?i)(?:^|\s)(?:since\s+|last\s+|lookback=)?(\d+\s*[mhd])\b")
+#: what looks like a window but is not one: "3x", "12 hours ago"-less "2w", ``since=abc``, ``lookback=…``
+_TEXT_BAD_SINCE = re.compile(r"(?i)(?:^|\s)(?:(?:since|lookback|window)\s*[=:]\s*(\S+)|(\d+[a-z]+)(?=\s|$))")
 _TEXT_KEY = re.compile(r"(?i)\b(cluster|project|pool)s?\s*[=:]\s*([A-Za-z0-9._,-]+)")
 
 
@@ -303,6 +305,14 @@ def parse_digest_text(text: str | None) -> DigestAsk:
     m = _TEXT_SINCE.search(text)
     if m:
         ask.since = m.group(1).replace(" ", "")
+    else:
+        # a window that is there but unreadable ("3x", "since=abc") is said (QuestionError), never replaced by the
+        # default 24h
+        bad = _TEXT_BAD_SINCE.search(text)
+        if bad:
+            value = bad.group(1) or bad.group(2)
+            parse_since(value)  # raises QuestionError naming it
+            ask.since = value  # "since=24h": a window after all
     projects: list[str] = []
     pools: list[str] = []
     for key, value in _TEXT_KEY.findall(text):

@@ -55,6 +55,7 @@ from handlers.parsing import (
     is_help,
     is_new_question,
     missing_of,
+    named_choice,
     parse_command,
     question_for,
     strip_mentions,
@@ -109,6 +110,12 @@ def names_nothing(report: Report) -> bool:
     if report.outcome == Outcome.NOT_FOUND:
         return not any(c.field == "project" for c in report.choices)
     return report.outcome == Outcome.NEEDS_INPUT and report.missing == ["project"] and not report.choices
+
+
+def _short_pick(choices: list[dict[str, str]], text: str) -> bool:
+    """A short reply ("what about dgx-staging?", "dgx-prod please") naming one offered choice answers the pending
+    question; a longer one naming a workload of its own is a new question."""
+    return len(text.split()) <= 4 and named_choice(choices, text) is not None
 
 
 async def _fill_groups(ask: Ask, groups: GroupsFn | None) -> None:
@@ -234,7 +241,7 @@ class Doctor:
         if control == "cancel":
             await self._reply(ask, surface, messages.dropped(asked_about(question)))
             return True
-        if choice is None and is_new_question(question, ask.text):
+        if choice is None and not _short_pick(choices, ask.text) and is_new_question(question, ask.text):
             # a new question in the thread replaces the pending one (the old one is dropped, not answered)
             try:
                 fresh = question_for(ask, self.policy.defaults_for(ask.channel))

@@ -157,6 +157,17 @@ def is_new_question(question: Question, text: str) -> bool:
     return named.lower() not in {(question.workload_name or "").lower(), (question.workload_id or "").lower()}
 
 
+_REPLY_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+
+
+def named_choice(choices: list[dict[str, str]], text: str) -> dict[str, str] | None:
+    """The one offered choice the words of ``text`` name (a token equal to its label or value, any case), or None
+    when they name none or several: a reply with filler words around the answer still answers."""
+    tokens = {t.lower().rstrip(".:") for t in _REPLY_TOKEN.findall(strip_mentions(text))}
+    named = {(c["field"], c["value"]): c for c in choices if {c["label"].lower(), c["value"].lower()} & tokens}
+    return next(iter(named.values())) if len(named) == 1 else None
+
+
 def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
     """A typed answer to a follow-up question, or None when it fills nothing (issue 11 §2: slot filling).
 
@@ -220,7 +231,10 @@ def apply_reply(question: Question, missing: list[str], choices: list[dict[str, 
         if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
             changed = changed.model_copy(update={"scopes": parsed.scopes})
             filled = True
-        return changed if filled else None
+        if filled:
+            return changed
+        picked = named_choice(choices, reply)  # "dgx-prod please", "it's dgx-prod", "what about dgx-staging?"
+        return apply_choice(question, picked["field"], picked["value"]) if picked is not None else None
     asked = [m for m in missing if m in ("cluster", "project", "workload")]
     if len(asked) == 1:
         return apply_choice(changed, asked[0], reply)

@@ -234,6 +234,7 @@ class SlackMock:
                         "text": body.get("text"),
                         "thread_ts": body.get("thread_ts"),
                         "metadata": metadata,
+                        "posted_text": body.get("text"),  # the text as first posted (``text`` follows updates)
                         "user": BOT_USER,
                         "bot_id": "B0BOT0001",
                     }
@@ -260,7 +261,11 @@ class SlackMock:
                 roots = [m for m in self.history.get(str(body.get("channel")), []) if not m.get("thread_ts")]
             # ``oldest`` is not applied: the mock's ts values are not real times
             messages = [
-                {k: v for k, v in m.items() if v is not None and (k != "metadata" or body.get("include_all_metadata"))}
+                {
+                    k: v
+                    for k, v in m.items()
+                    if v is not None and k != "posted_text" and (k != "metadata" or body.get("include_all_metadata"))
+                }
                 for m in reversed(roots)
             ]
             return {"ok": True, "messages": messages, "has_more": False}
@@ -269,7 +274,7 @@ class SlackMock:
             root = str(body.get("ts"))
             with self.lock:
                 thread = [
-                    {k: v for k, v in m.items() if v is not None and k != "metadata"}
+                    {k: v for k, v in m.items() if v is not None and k not in ("metadata", "posted_text")}
                     for m in self.history.get(str(body.get("channel")), [])
                     if m.get("thread_ts") == root or m.get("ts") == root
                 ]

@@ -142,12 +142,16 @@ class Diagnosis:
         return self.now - self.lookback
 
     def builder(self) -> ReportBuilder:
-        return ReportBuilder(
+        """A report builder carrying the gaps found so far (a name lookup that paged wrongly, for instance)."""
+        b = ReportBuilder(
             now=self.now,
             lookback=self.lookback,
             console_url=self.config.console_url,
             workload_url_template=self.config.workload_url_template,
         )
+        for g in self.gaps:
+            b.gap(g.what, g.why)
+        return b
 
     # -- Step 1: parameters and resolution ----------------------------------------------------------
 
@@ -238,14 +242,16 @@ class Diagnosis:
             candidates = [workload]
         else:
             scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
-            found = await asyncio.wait_for(resolve.lookup(self.client, names, scope), self.deadline.remaining())
+            found = await asyncio.wait_for(
+                resolve.lookup(self.client, names, scope, gaps=self.gaps), self.deadline.remaining()
+            )
             live = {n: ws for n, ws in found.items() if ws}
             terminal = q.effective_intent() != "current"
             if len(live) != 1 or (terminal and not any(w.phase in TERMINAL_PHASES for ws in live.values() for w in ws)):
                 # Live first, then deleted=true (FORMAT.md): also when no live match fits a terminal question.
                 wanted = list(live) if len(live) == 1 else [n for n in names if n not in live] or names
                 deleted = await asyncio.wait_for(
-                    resolve.lookup(self.client, wanted, scope, deleted=True), self.deadline.remaining()
+                    resolve.lookup(self.client, wanted, scope, deleted=True, gaps=self.gaps), self.deadline.remaining()
                 )
                 for n, ws in deleted.items():
                     if ws:
@@ -356,7 +362,9 @@ class Diagnosis:
         elif self.offer_choices and strong and not q.workload_id and "project" in missing and cluster_id:
             scope = [f"clusterId=={cluster_id}"]
             try:
-                found = await asyncio.wait_for(resolve.lookup(self.client, strong, scope), self.deadline.remaining())
+                found = await asyncio.wait_for(
+                    resolve.lookup(self.client, strong, scope, gaps=self.gaps), self.deadline.remaining()
+                )
             except (ApiError, httpx.HTTPError, TimeoutError):
                 found = {}
             held = sorted({w.project_name for ws in found.values() for w in ws if w.project_name})

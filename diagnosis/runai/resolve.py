@@ -19,8 +19,9 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from diagnosis.runai.client import RunaiClient
-from diagnosis.runai.models import TERMINAL_PHASES, Cluster, Workload
+from diagnosis.report import Gap
+from diagnosis.runai.client import Calls, RunaiClient
+from diagnosis.runai.models import TERMINAL_PHASES, Cluster, Records, Workload
 
 #: A suggestion is offered only when at least this similar (rapidfuzz WRatio, 0-100).
 SUGGEST_SCORE = 72
@@ -61,9 +62,17 @@ def cluster_of_uuid(uuid: str, clusters: Sequence[Cluster]) -> Cluster | None:
 
 
 async def lookup(
-    client: RunaiClient, names: Sequence[str], scope: list[str], *, deleted: bool = False
+    client: RunaiClient,
+    names: Sequence[str],
+    scope: list[str],
+    *,
+    deleted: bool = False,
+    gaps: list[Gap] | None = None,
 ) -> dict[str, list[Workload]]:
-    """Each name's workloads in ``scope`` (``projectName==…``, ``clusterId==…`` filters), all names at once."""
+    """Each name's workloads in ``scope`` (``projectName==…``, ``clusterId==…`` filters), all names at once.
+
+    A list the server paged wrongly (records served again, a cursor that cycled, no end) is appended to ``gaps``
+    as what it left out (issue 15 §1): a choice among 200 copies is never offered silently."""
     results = await asyncio.gather(
         *(client.list_workloads([f"name=={n}", *scope], deleted=deleted) for n in names), return_exceptions=True
     )
@@ -74,6 +83,9 @@ async def lookup(
                 raise r
             continue  # a failed look-up of one extra candidate is not the answer; the others decide
         out[n] = [w for w in r if w.name == n]
+        if gaps is not None and isinstance(r, Records) and (r.repeated or r.stopped):
+            call = Calls.workloads().cite("deleted=true" if deleted else "")
+            gaps.append(Gap(what=f"workloads named {n}", why=f"{r.skipped_text()} [{call}]"))
     return out
 
 

@@ -85,7 +85,7 @@ def _ts_of(slack: SlackMock, post: Call) -> str:
     with slack.lock:
         history: list[dict[str, Any]] = slack.history.get(str(post.body["channel"]), [])
         for item in history:
-            if item.get("text") == post.body.get("text"):
+            if item.get("posted_text", item.get("text")) == post.body.get("text"):
                 return str(item["ts"])
     raise AssertionError("the progress message is not in the mock's history")
 

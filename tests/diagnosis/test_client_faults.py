@@ -365,6 +365,15 @@ FAULTS: tuple[Fault, ...] = (
         outcome="diagnosed",  # the one workload, diagnosed, not two of it to choose from
     ),
     Fault(
+        "workload list paged wrongly is said in the answer",
+        "runai",
+        {("GET", "/api/v1/workloads"): served_three_times("workloads", [_ENTRY["workload"]])},
+        "gap",
+        ("served again", "counted once"),
+        what="workloads named mistral-sft",
+        args=tuple(BY_NAME),
+    ),
+    Fault(
         "digest: Run:ai workload list served three times",
         "runai",
         {("GET", "/api/v1/workloads"): served_three_times("workloads", [RUNAI_RECENT])},

@@ -148,3 +148,15 @@ def test_digest_cli_options_replace_the_asks_keys(tmp_path: Path) -> None:
         [CLI, "digest", "--snapshot", str(path), "--format", "json"], capture_output=True, text=True, check=True
     )
     assert json.loads(same.stdout)["digest"] == json.loads(direct.stdout)["digest"]
+
+
+@pytest.mark.parametrize("text", ["3x", "since=abc", "digest 2w", "lookback=forever project=nlp"])
+def test_a_window_that_is_there_but_unreadable_is_an_error_not_the_default(text: str) -> None:
+    """``/diagnose digest 3x`` must not quietly become the last 24 h (a private error names it)."""
+    with pytest.raises(QuestionError, match="bad digest window"):
+        parse_digest_text(text)
+
+
+def test_a_window_given_as_a_key_is_read() -> None:
+    assert parse_digest_text("since=24h project=nlp").since == "24h"
+    assert parse_digest_text("pool=h100").since is None

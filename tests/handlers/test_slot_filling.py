@@ -56,3 +56,22 @@ def test_an_english_word_before_the_name_is_not_the_workload() -> None:
     for text in ("training bert-ft-7 failed", "again bert-ft-7 broke", "nightly job bert-ft-7 died"):
         assert parse_text(text).workload_name == "bert-ft-7"
     assert parse_text("bert-ft-7 in nlp failed").workload_name == "bert-ft-7"  # a name first is the name
+
+
+@pytest.mark.parametrize("reply", ["dgx-prod please", "it's dgx-prod", "try DGX-PROD", "what about dgx-prod?"])
+def test_a_reply_with_filler_words_around_one_offered_choice_picks_it(reply: str) -> None:
+    choices = [
+        {"label": "dgx-prod", "field": "cluster_id", "value": UUID},
+        {"label": "dgx-staging", "field": "cluster_id", "value": "0b5e4c1a-0000-4000-8000-000000000000"},
+    ]
+    q = apply_reply(PENDING.model_copy(update={"project": "vision"}), ["cluster"], choices, reply)
+    assert q is not None and q.cluster_id == UUID and q.workload_name == "bert-ft"
+
+
+def test_a_reply_naming_two_offered_choices_picks_neither() -> None:
+    choices = [
+        {"label": "dgx-prod", "field": "cluster_id", "value": UUID},
+        {"label": "dgx-staging", "field": "cluster_id", "value": "0b5e4c1a-0000-4000-8000-000000000000"},
+    ]
+    q = apply_reply(PENDING.model_copy(update={"project": "vision"}), ["cluster"], choices, "dgx-prod or dgx-staging")
+    assert q is None or q.cluster_id is None
