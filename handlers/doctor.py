@@ -34,8 +34,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from diagnosis.answer import Backends, BackendUnavailable, answer
+from diagnosis.answer import Backends, answer
 from diagnosis.config import ConfigError
+from diagnosis.errors import BackendUnavailable
 from diagnosis.logs import set_ref
 from diagnosis.question import Question, QuestionError
 from diagnosis.report import Choice, Outcome, Report

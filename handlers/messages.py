@@ -9,9 +9,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from diagnosis.answer import BackendUnavailable
 from diagnosis.config import ConfigError
+from diagnosis.errors import BackendUnavailable
 from diagnosis.question import QuestionError
+from diagnosis.report import Outcome
+from diagnosis.wording import outcome_words
 from handlers.blocks import Message, escape, inline, text_message
 
 log = logging.getLogger(__name__)
@@ -88,9 +90,6 @@ def asks_something(text: str) -> bool:
     """True for the text of a bot message that asks the asker for something (a follow-up question is pending):
     the fallback text of a needs-input card, or :func:`still_need`. Read from a thread while the state store
     is down, to tell a reply to a question from chatter in an answered thread."""
-    from diagnosis.report import Outcome
-    from diagnosis.wording import outcome_words
-
     emoji, words = outcome_words(Outcome.NEEDS_INPUT)
     return text.startswith((f"{emoji} {words}", STILL_NEED))
 
