@@ -60,7 +60,8 @@ async def _clusters(client: RunaiClient, cluster_id: str | None, scan: RunaiScan
         return [Cluster(uuid=cluster_id, name=None)]
     if cluster_id is None:
         return clusters
-    wanted = [c for c in clusters if c.uuid == cluster_id or c.name == cluster_id]
+    asked = cluster_id.casefold()  # a cluster named in other letter case is the same cluster
+    wanted = [c for c in clusters if asked in (c.uuid.casefold(), (c.name or "").casefold())]
     if not wanted:
         scan.gaps.append(Gap(what=f"cluster {cluster_id}", why="no such cluster on this control plane"))
     return wanted

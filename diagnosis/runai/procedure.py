@@ -186,7 +186,7 @@ class Diagnosis:
             )
         workload = selected
         # Step 1.3: the returned clusterId must match the asked cluster.
-        if workload.cluster_id and workload.cluster_id != cluster_id:
+        if workload.cluster_id and not resolve.same_name(workload.cluster_id, cluster_id):
             return self.builder().cluster_mismatch(q, workload, cluster_id, clusters)
         if tier1 is None:
             tier1 = await self.collect(workload)
@@ -204,11 +204,14 @@ class Diagnosis:
             # A name where an id was expected (``cluster=dgx-prod``): resolve it by exact name, never guess.
             q = self.question = q.model_copy(update={"cluster": cluster_id, "cluster_id": None})
             cluster_id = None
+        elif cluster_id is not None:
+            cluster_id = cluster_id.lower()  # a UUID pasted in capitals is the same cluster
         if cluster_id is not None and q.workload_id == cluster_id:
             q = self.question = q.model_copy(update={"workload_id": None})  # the cluster's UUID, not a workload's
         # Resolution against the control plane (issue 11 §1): the clusters (and, for a bare "in X", the projects)
         # in one concurrent round trip; a UUID is a cluster when it is one, a scope names what it equals.
-        need_projects = not q.project and bool(q.scopes)
+        # a project typed with capitals is listed too: the API's own spelling is what the workload filter needs
+        need_projects = bool(q.scopes) or resolve.needs_spelling(q.project)
         resolvable = bool(q.cluster or q.cluster_hint or q.uuids or q.scopes)
         if (cluster_id is None and (resolvable or self.offer_choices)) or need_projects:
             listed, projects = await asyncio.wait_for(
@@ -298,7 +301,7 @@ class Diagnosis:
         """The workload names to look up: the one named, else the text's candidates, else its English words
         (a name only when a workload of exactly that name exists)."""
         if q.workload_name:
-            return [q.workload_name]
+            return [q.workload_name.lower()]  # a Kubernetes name: "TRAIN-7" is train-7 (FORMAT.md "Questions")
         return list(dict.fromkeys(q.candidates or q.words))
 
     def resolve_scope(
@@ -319,6 +322,10 @@ class Diagnosis:
             match = resolve.named(q.cluster or q.cluster_hint or "", clusters)
             if match is not None:
                 cluster_id = match.uuid
+        if q.project:
+            canonical = resolve.project_named(q.project, projects, cluster_id)
+            if canonical is not None and canonical != q.project:
+                update["project"] = canonical
         used: set[str] = set()
         for scope in q.scopes:
             if not q.project and "project" not in update:

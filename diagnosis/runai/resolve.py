@@ -57,6 +57,30 @@ def named(name: str, items: Sequence[Any], attr: str = "name") -> Any | None:
     return folded[0] if len(folded) == 1 else None
 
 
+def project_named(name: str, projects: Sequence[ProjectInfo], cluster_id: str | None = None) -> str | None:
+    """The API's own spelling of project ``name`` (FORMAT.md "Questions": names are matched case-insensitively),
+    among the projects of ``cluster_id`` (every project when None); None when no project has that name, or when
+    several spellings differ only in case and none is exact."""
+    mine = [p for p in projects if cluster_id is None or p.cluster_id in (None, cluster_id)]
+    if any(p.name == name for p in mine):
+        return name
+    spellings = {p.name for p in mine if p.name.casefold() == name.casefold()}
+    return spellings.pop() if len(spellings) == 1 else None
+
+
+def needs_spelling(project: str | None) -> bool:
+    """Whether a typed project name must be read from the projects list before a workload filter uses it: one
+    with capitals ("NLP"). Run:ai project names are lowercase (they name the ``runai-<project>`` namespace), so a
+    lowercase one is tried as typed and costs no round trip; the not-found path still folds it
+    (:func:`project_named`) before saying anything is missing."""
+    return bool(project) and project != (project or "").lower()
+
+
+def same_name(a: str | None, b: str | None) -> bool:
+    """Two names of one project, cluster or workload: equal case-insensitively (FORMAT.md "Questions")."""
+    return a is not None and b is not None and a.casefold() == b.casefold()
+
+
 def cluster_of_uuid(uuid: str, clusters: Sequence[Cluster]) -> Cluster | None:
     return next((c for c in clusters if c.uuid.lower() == uuid.lower()), None)
 
@@ -82,7 +106,7 @@ async def lookup(
             if len(names) == 1:
                 raise r
             continue  # a failed look-up of one extra candidate is not the answer; the others decide
-        out[n] = [w for w in r if w.name == n]
+        out[n] = [w for w in r if same_name(w.name, n)]
         if gaps is not None and isinstance(r, Records) and (r.repeated or r.stopped):
             call = Calls.workloads().cite("deleted=true" if deleted else "")
             gaps.append(Gap(what=f"workloads named {n}", why=f"{r.skipped_text()} [{call}]"))
