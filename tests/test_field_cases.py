@@ -23,7 +23,11 @@ CASE_FILES = sorted(FIELD.glob("*.json"))
 RUN_CASES = SHARED / "tools" / "run-cases"
 WORKERS = 3
 
-pytestmark = pytest.mark.skipif(not RUN_CASES.is_file(), reason="../shared is not beside this checkout")
+pytestmark = [
+    pytest.mark.skipif(not RUN_CASES.is_file(), reason="../shared is not beside this checkout"),
+    # the module fixture runs every field case (70+) through the CLI inside the first test's time budget
+    pytest.mark.timeout(900),
+]
 
 
 @pytest.fixture(scope="module")
