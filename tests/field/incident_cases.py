@@ -3228,3 +3228,169 @@ def second_attempt_succeeded_after_oom() -> dict[str, Any]:
         ask={"text": "why did robomamba-eval fail?", "workload_name": name, "intent": "terminal"},
         expect=_expect(None, [], outcome="succeeded"),
     )
+
+
+# ============================================================================ phase rules over question words
+@case
+def kai_gang_pending_asked_why_failed() -> dict[str, Any]:
+    slug, now = "kai-gang-17-pods-pending-question-says-fail", "2025-10-17T12:00:00Z"
+    c = RunaiCase(slug, project="nvl72", project_id="72")
+    name, img = "gb200-17node-train", "nvcr.io/nvidia/pytorch:25.09-py3"
+    created = "2025-10-17T10:30:00Z"
+    msg = (
+        "PodSchedulingErrors: Resources were found for 5 pods while 17 are required for gang scheduling. Additional "
+        "pods cannot be scheduled due to: no nodes with enough resources were found: 12 cannot allocate all claims."
+    )
+    e = distributed(
+        c,
+        name,
+        created=created,
+        run_at=created,
+        phase="Pending",
+        phase_at=at(created, seconds=2),
+        image=img,
+        framework="PyTorch",
+        workers=16,
+        gpu=4,
+        memory="800Gi",
+        pods_requested=17,
+        command="torchrun --nnodes=17 --nproc_per_node=4 train.py",
+        phase_message=msg,
+    )
+    e["workload"]["pendingSchedulingMessages"] = [
+        {
+            "nodePool": "default",
+            "phaseReason": "PodSchedulingErrors",
+            "reason": "Pod scheduling errors",
+            "orgType": "PROJECT",
+            "userMessage": msg,
+        },
+    ]
+    for minutes in (0, 15, 45, 80):
+        c.event(
+            e,
+            "Unschedulable",
+            msg,
+            at(created, minutes=minutes, seconds=3),
+            obj=f"pg-{name}-0",
+            kind="PodGroup",
+            source="kai-scheduler",
+        )
+    pods = [
+        P(
+            f"{name}-master-0" if i == 0 else f"{name}-worker-{i - 1}",
+            None,
+            [C("pytorch", img, waiting("ContainerCreating"), gpu=4, memory="800Gi")],
+            phase="Pending",
+            t1="Pending",
+            replica="master" if i == 0 else "worker",
+            index=max(0, i - 1),
+        )
+        for i in range(3)
+    ]
+    add_pods(c, e, pods, workload=name, created=created, run_at=created, now=now, owner_kind="DistributedWorkload")
+    return _doc(
+        c,
+        "distributed",
+        description=(
+            "A 17-node (68 GPU) job on a GB200-NVL72 rack seen as 18 nodes of 4 GPUs, gang-scheduled by KAI with a "
+            "ComputeDomain: the scheduler reports 'Resources were found for 5 pods while 17 are required for gang "
+            "scheduling. Additional pods cannot be scheduled due to: no nodes with enough resources were found: 12 "
+            "cannot allocate all claims.' (the snapshot keeps 3 of the 17 pending pods). The question says 'fail', "
+            "but the workload is Pending with a scheduling-only reason (DRA claims, not a missing volume): the "
+            "Pending rules apply, route_pending, quoting the scheduler's message."
+        ),
+        source="https://github.com/kai-scheduler/KAI-Scheduler/issues/577",
+        now=now,
+        ask={"text": "why did gb200-17node-train fail?", "workload_name": name, "intent": "terminal"},
+        expect=_expect(None, ["17 are required for gang scheduling"], outcome="route_pending"),
+    )
+
+
+@case
+def pytorchjob_worker_crashloop_running_no_crash_words() -> dict[str, Any]:
+    slug, now = "pytorchjob-running-worker-crashloop-question-without-crash", "2024-02-21T09:40:00Z"
+    name, img = "pytorch-simple", "docker.io/kubeflowkatib/pytorch-mnist:v1beta1-45c5727"
+    created, run_at = "2024-02-21T09:20:00Z", "2024-02-21T09:21:00Z"
+    w, m = f"{name}-worker-0", f"{name}-master-0"
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/pytorch-mnist/mnist.py", line 160, in <module>\n    main()\n'
+        '  File "/opt/pytorch-mnist/mnist.py", line 121, in main\n'
+        "    dist.init_process_group(backend=args.backend)\n"
+        "RuntimeError: Connection reset by peer\n"
+    )
+    pods = [
+        P(
+            m,
+            "kind-worker",
+            [C("pytorch", img, running(run_at), memory="2Gi", log="Train Epoch: 1 [0/60000]\n")],
+            phase="Running",
+            t1="Running",
+            replica="master",
+            restart_policy="OnFailure",
+        ),
+        P(
+            w,
+            "kind-worker2",
+            [
+                C(
+                    "pytorch",
+                    img,
+                    waiting(
+                        "CrashLoopBackOff",
+                        "back-off 40s restarting failed "
+                        f"container=pytorch pod={w}_kubeflow(2e06a4e3-bceb-42b4-b0fd-a32cb53d0d00)",
+                    ),
+                    memory="2Gi",
+                    last=terminated(1, "Error", "2024-02-21T09:32:27Z", "2024-02-21T09:32:29Z"),
+                    restarts=3,
+                    prev_log=log,
+                )
+            ],
+            phase="Running",
+            t1="CrashLoopBackOff",
+            replica="worker",
+            restart_policy="OnFailure",
+        ),
+    ]
+
+    def ev(c: RunaiCase, e: dict[str, Any]) -> None:
+        _backoff(c, e, w, "pytorch", "2024-02-21T09:32:31Z", 3, "2024-02-21T09:24:10Z")
+
+    c, _ = _torch_job(
+        slug,
+        project="kubeflow",
+        pid="20",
+        name=name,
+        img=img,
+        created=created,
+        run_at=run_at,
+        end="2024-02-21T09:32:29Z",
+        workers=1,
+        gpu=0,
+        memory="2Gi",
+        command="python /opt/pytorch-mnist/mnist.py",
+        pods=pods,
+        now=now,
+        phase="Running",
+        extra=ev,
+        node_kw={"gpus": 0},
+        running_pods=2,
+    )
+    c.workloads[0]["workload"]["k8sPhase"] = "Running"
+    return _doc(
+        c,
+        "distributed",
+        description=(
+            "A PyTorchJob whose worker keeps failing while the master runs: the operator logs 'Error pod "
+            "pytorch-simple-worker-0 container pytorch waiting message: back-off 40s restarting failed "
+            "container=pytorch ...' and 'Pod: kubeflow.pytorch-simple-worker-0 exited with code 1' (the worker's "
+            "traceback here is illustrative). The workload is Running and a worker's crash loop is confirmed now, "
+            "so it is diagnosed although the question has no crash word: CRASH_APP_ERROR naming worker-0."
+        ),
+        source="https://github.com/kubeflow/trainer/issues/2008",
+        now=now,
+        ask={"text": "is pytorch-simple still training?", "workload_name": name, "intent": None},
+        expect=_expect("CRASH_APP_ERROR", [w]),
+    )
