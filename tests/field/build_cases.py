@@ -68,7 +68,6 @@ PENDING: set[str] = {
     "megatron-master-watchdog-after-worker-gone-from-kubernetes",
     "mpi-orte-lost-daemon-first-worker-only-in-runai-list",
     "pytorchjob-worker-istio-proxy-oomkilled-first-peers-follow",
-    "spot-worker-node-notready-first-master-nccl-later",
     "telegraf-istio-sidecar-oomkilled-training-pod",
     "vcluster-init-cp-k3s-oomkilled-128mi",
 }
