@@ -62,7 +62,7 @@ def test_the_by_kind_table_shows_pass_rate_and_confident_wrong_per_kind() -> Non
     wrong = Result(
         "f", Path("b.json"), "b", "diagnosed", "UNKNOWN", "distributed", "diagnosed", "CRASH_APP_ERROR", ["category"]
     )
-    rows = {k: [] for k in KINDS} | {"distributed": [ok, wrong]}
+    rows: dict[str, list[Result]] = {k: [] for k in KINDS} | {"distributed": [ok, wrong]}
     lines = table("by kind", rows, order=list(KINDS))
     dist = next(line for line in lines if line.startswith("distributed"))
     assert dist.split() == ["distributed", "1", "/", "2", "50.0", "1"]
