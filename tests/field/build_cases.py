@@ -66,6 +66,7 @@ PENDING: set[str] = {
     "log-router-fluent-bit-sidecar-oomkilled-training",
     "logging-sidecar-oomkilled-main-completed-pod-failed",
     "megatron-master-watchdog-after-worker-gone-from-kubernetes",
+    "mpi-launcher-failed-first-deleted-workers-cleaned-up",
     "mpi-orte-lost-daemon-first-worker-only-in-runai-list",
     "pytorchjob-worker-istio-proxy-oomkilled-first-peers-follow",
     "telegraf-istio-sidecar-oomkilled-training-pod",

@@ -3394,3 +3394,236 @@ def pytorchjob_worker_crashloop_running_no_crash_words() -> dict[str, Any]:
         ask={"text": "is pytorch-simple still training?", "workload_name": name, "intent": None},
         expect=_expect("CRASH_APP_ERROR", [w]),
     )
+
+
+# ============================================================================ more: deleted launcher, occurrences
+@case
+def mpi_launcher_failed_first_and_deleted() -> dict[str, Any]:
+    slug, now = "mpi-launcher-failed-first-deleted-workers-cleaned-up", "2022-03-21T10:00:00Z"
+    c = RunaiCase(slug, project="hpc", project_id="31")
+    name, img = "mpi-resnet-sweep", "registry.example.com/hpc/horovod-torch:0.24"
+    created, run_at = "2022-03-21T09:00:00Z", "2022-03-21T09:01:30Z"
+    l_end, w_end = "2022-03-21T09:01:41Z", "2022-03-21T09:01:49Z"
+    launcher = f"{name}-launcher-x7k2p"
+    workers = [f"{name}-worker-{i}" for i in range(2)]
+    e = distributed(
+        c,
+        name,
+        created=created,
+        run_at=run_at,
+        phase="Failed",
+        phase_at=at(w_end, seconds=4),
+        image=img,
+        framework="MPI",
+        workers=2,
+        gpu=4,
+        memory="128Gi",
+        pods_requested=3,
+        command="python launch_sweep.py --np 8",
+    )
+    scheduled(c, e, {launcher: "cpu-07", workers[0]: "gpu-31", workers[1]: "gpu-32"}, at(created, seconds=5))
+    c.phase(e, "Running", run_at)
+    c.phase(e, "Failed", at(w_end, seconds=4))
+    pods = [
+        P(
+            launcher,
+            "cpu-07",
+            [C("launcher", img, running(run_at))],
+            completed=l_end,
+            deleted=at(l_end, seconds=2),
+            k8s=False,
+        ),
+    ] + [
+        P(
+            w,
+            f"gpu-3{i + 1}",
+            [C("worker", img, terminated(143, "Error", run_at, w_end), gpu=4, memory="128Gi", log="")],
+            completed=w_end,
+            labels={"mpi_role_type": "worker"},
+        )
+        for i, w in enumerate(workers)
+    ]
+    add_pods(c, e, pods, workload=name, created=created, run_at=run_at, now=now, owner_kind="DistributedWorkload")
+    return _doc(
+        c,
+        "distributed",
+        description=(
+            "An MPIJob (v2 controller) whose launcher script checks its parameters and exits 1 before running "
+            "mpirun; the launcher pod is then gone ('Mpi operator would clean the failed pod ... I would like to "
+            "read the log when the pod failing'): only the Run:ai pods list still shows it (Error, deleted at "
+            "09:01:43), and the two workers end with the cleanup SIGTERM (143) six seconds later. The pod that "
+            "failed first cannot be seen: UNKNOWN naming the launcher, never the workers' 143 as the cause."
+        ),
+        source="https://github.com/kubeflow/mpi-operator/issues/461",
+        now=now,
+        ask={
+            "text": "mpi-resnet-sweep failed and the pods are gone, why?",
+            "workload_name": name,
+            "intent": "terminal",
+        },
+        expect=_expect("UNKNOWN", [launcher]),
+    )
+
+
+@case
+def two_workers_oomkilled_one_incident_not_recurring() -> dict[str, Any]:
+    slug, now = "two-workers-oomkilled-same-incident-one-occurrence", "2023-04-14T14:00:00Z"
+    name, img = "ds-chat-actor-125m", "registry.example.com/rlhf/deepspeed-chat:0.9"
+    created, run_at = "2023-04-14T12:40:00Z", "2023-04-14T12:42:00Z"
+    k0, k1, l_end = "2023-04-14T13:11:26Z", "2023-04-14T13:11:27Z", "2023-04-14T13:11:28Z"
+    launcher_log = (
+        "[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
+        "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', "
+        "'--local_rank=0', '--model_name_or_path', 'facebook/opt-125m', '--zero_stage', '2', '--deepspeed'] exits "
+        "with return code = -9\n"
+    )
+    w = [f"{name}-worker-{i}" for i in range(2)]
+    pods = [
+        P(
+            f"{name}-launcher",
+            "cpu-02",
+            [C("launcher", img, terminated(1, "Error", run_at, l_end), log=launcher_log)],
+            completed=l_end,
+            labels={"mpi_role_type": "launcher"},
+        ),
+    ] + [
+        P(
+            x,
+            f"a10-0{i + 1}",
+            [C("worker", img, terminated(137, "OOMKilled", run_at, k), gpu=1, memory="24Gi", log="")],
+            t1="OOMKilled",
+            completed=k,
+            labels={"mpi_role_type": "worker"},
+        )
+        for i, (x, k) in enumerate(zip(w, (k0, k1), strict=True))
+    ]
+
+    def ev(c: RunaiCase, e: dict[str, Any]) -> None:
+        pod_failed(c, e, w[0], "worker", "OOMKilled", 137, at(k0, seconds=1))
+        pod_failed(c, e, w[1], "worker", "OOMKilled", 137, at(k1, seconds=1))
+
+    c, _ = _torch_job(
+        slug,
+        project="rlhf",
+        pid="94",
+        name=name,
+        img=img,
+        created=created,
+        run_at=run_at,
+        end=l_end,
+        workers=2,
+        gpu=1,
+        memory="24Gi",
+        command="deepspeed --hostfile /etc/mpi/hostfile main.py --zero_stage 2",
+        pods=pods,
+        now=now,
+        framework="MPI",
+        extra=ev,
+        node_kw={"gpus": 1, "product": "NVIDIA-A10"},
+    )
+    return _doc(
+        c,
+        "distributed",
+        description=(
+            "DeepSpeed-Chat step 1 (opt-125m actor, ZeRO-2) as an MPIJob with two workers: both workers are "
+            "OOMKilled at their 24Gi limit one second apart while building the dataset, and the launcher logs "
+            "'exits with return code = -9' and exits 1. worker-0 failed first and decides (OOM_KILLED); the second "
+            "kill and the launcher's exit are the same incident: one occurrence, not recurring."
+        ),
+        source="https://github.com/deepspeedai/DeepSpeed/issues/3232",
+        now=now,
+        ask={"text": "ds-chat-actor-125m exits with return code = -9", "workload_name": name, "intent": "terminal"},
+        expect=_expect("OOM_KILLED", [w[0], "OOMKilled", "24Gi"], recurring=False),
+    )
+
+
+@case
+def resubmitted_distributed_oom_twice_recurring() -> dict[str, Any]:
+    slug, now = "distributed-oomkilled-again-after-resume-recurring", "2023-05-05T12:00:00Z"
+    name, img = "codegen-6b-rl", "registry.example.com/code/codegen-rl:0.3"
+    c = RunaiCase(slug, project="code", project_id="47")
+    created = "2023-05-03T08:00:00Z"
+    run1, oom1, end1 = "2023-05-03T08:03:00Z", "2023-05-03T08:19:40Z", "2023-05-03T08:19:46Z"
+    resume, run2, oom2, end2 = (
+        "2023-05-05T09:00:00Z",
+        "2023-05-05T09:03:00Z",
+        "2023-05-05T09:18:02Z",
+        "2023-05-05T09:18:09Z",
+    )
+    m, w = f"{name}-master-0", f"{name}-worker-0"
+    e = distributed(
+        c,
+        name,
+        created=created,
+        run_at=run1,
+        phase="Failed",
+        phase_at=at(end2, seconds=3),
+        image=img,
+        framework="PyTorch",
+        workers=1,
+        gpu=8,
+        memory="256Gi",
+        pods_requested=2,
+        command="deepspeed train_rl.py --actor Salesforce/codegen-6B-mono",
+    )
+    for run, oom, end, first in ((run1, oom1, end1, True), (run2, oom2, end2, False)):
+        if not first:
+            c.phase(e, "Resuming", resume)
+            c.phase(e, "Pending", at(resume, seconds=1))
+        scheduled(c, e, {m: "a100-p1", w: "a100-p2"}, at(run, seconds=-60))
+        c.phase(e, "Running", run)
+        msg = pod_failed(c, e, w, "pytorch", "OOMKilled", 137, at(oom, seconds=1))
+        c.event(
+            e,
+            "PyTorchJobFailed",
+            f"PyTorchJob {c.ns}/{name} has failed because 1 Worker replica(s) failed.",
+            at(end, seconds=1),
+            obj=name,
+            kind="PyTorchJob",
+            type_="Normal",
+            source="pytorchjob-controller",
+        )
+        c.phase(e, "Failed", at(end, seconds=3) if not first else end, msg)
+    pods = [
+        P(
+            w,
+            "a100-p2",
+            [
+                C(
+                    "pytorch",
+                    img,
+                    terminated(137, "OOMKilled", run2, oom2),
+                    gpu=8,
+                    memory="256Gi",
+                    log="Loading actor and reference model...\n",
+                )
+            ],
+            t1="OOMKilled",
+            replica="worker",
+            completed=oom2,
+            created=at(run2, seconds=-70),
+        ),
+        P(
+            m,
+            "a100-p1",
+            [C("pytorch", img, terminated(1, "Error", run2, end2), gpu=8, memory="256Gi", log=watchdog(0, 12, 600021))],
+            replica="master",
+            completed=end2,
+            created=at(run2, seconds=-70),
+        ),
+    ]
+    add_pods(c, e, pods, workload=name, created=created, run_at=run2, now=now, owner_kind="DistributedWorkload")
+    return _doc(
+        c,
+        "distributed",
+        description=(
+            "RL fine-tuning of codegen-6B with an actor-critic and a reference model on 8 A100 (80G) per pod: on "
+            "05-03 worker-0 is OOMKilled at its 256Gi limit while loading the models and the job fails; resumed on "
+            "05-05, the same happens again (the master's NCCL timeout follows each time). Two attempts of the "
+            "workload, each with its own OOM kill: OOM_KILLED and recurring (two occurrences, not four)."
+        ),
+        source="https://github.com/deepspeedai/DeepSpeed/issues/3458",
+        now=now,
+        ask={"text": "codegen-6b-rl got killed again", "workload_name": name, "intent": "terminal"},
+        expect=_expect("OOM_KILLED", [w, "OOMKilled", "256Gi"], recurring=True),
+    )
