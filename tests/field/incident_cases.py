@@ -3627,3 +3627,84 @@ def resubmitted_distributed_oom_twice_recurring() -> dict[str, Any]:
         ask={"text": "codegen-6b-rl got killed again", "workload_name": name, "intent": "terminal"},
         expect=_expect("OOM_KILLED", [w, "OOMKilled", "256Gi"], recurring=True),
     )
+
+
+@case
+def master_evicted_disk_pressure_after_worker_crash() -> dict[str, Any]:
+    slug, now = "master-evicted-diskpressure-after-worker-crash-consequence", "2020-05-21T12:00:00Z"
+    name, img = "dlts-seg-train", "registry.example.com/dlts/seg:1.5"
+    created, run_at = "2020-05-21T07:00:00Z", "2020-05-21T07:02:00Z"
+    crash, evict = "2020-05-21T10:12:09Z", "2020-05-21T10:14:31Z"
+    w, m = f"{name}-worker-0", f"{name}-master-0"
+    wlog = (
+        "/opt/conda/conda-bld/pytorch_1587428091666/work/aten/src/THCUNN/ClassNLLCriterion.cu:106: "
+        "cunn_ClassNLLCriterion_updateOutput_kernel: block: [0,0,0], thread: [7,0,0] Assertion `t >= 0 && t < "
+        "n_classes` failed.\n"
+        "RuntimeError: CUDA error: device-side assert triggered\n"
+    )
+    pods = [
+        P(
+            w,
+            "gpu-dl-07",
+            [C("pytorch", img, terminated(1, "Error", run_at, crash), gpu=4, memory="96Gi", log=wlog)],
+            replica="worker",
+            completed=crash,
+        ),
+        P(
+            m,
+            "gpu-dl-03",
+            [
+                C(
+                    "pytorch",
+                    img,
+                    terminated(137, "Error", run_at, at(evict, seconds=30)),
+                    gpu=4,
+                    memory="96Gi",
+                    log="saving checkpoint to /scratch/ckpt/epoch_41.pt\n",
+                )
+            ],
+            t1="Evicted",
+            replica="master",
+            completed=at(evict, seconds=30),
+            reason="Evicted",
+            message="The node had condition: [DiskPressure]. ",
+        ),
+    ]
+
+    def ev(c: RunaiCase, e: dict[str, Any]) -> None:
+        pod_failed(c, e, w, "pytorch", "Error", 1, at(crash, seconds=1))
+        c.event(e, "Evicted", "The node had condition: [DiskPressure].", evict, obj=m)
+
+    c, _ = _torch_job(
+        slug,
+        project="dlts",
+        pid="13",
+        name=name,
+        img=img,
+        created=created,
+        run_at=run_at,
+        end=at(evict, seconds=30),
+        workers=1,
+        gpu=4,
+        memory="96Gi",
+        command="python -m torch.distributed.launch train.py",
+        pods=pods,
+        now=now,
+        extra=ev,
+        node_kw={"gpus": 4, "product": "Tesla-V100-SXM2-32GB"},
+    )
+    return _doc(
+        c,
+        "distributed",
+        description=(
+            "A 2-pod PyTorch job: worker-0 fails first with 'RuntimeError: CUDA error: device-side assert "
+            "triggered' (a label out of range, exit 1); two minutes later the master, still writing checkpoints to "
+            "local scratch, is evicted by the kubelet ('The node had condition: [DiskPressure].', the event of the "
+            "report). The eviction follows the first failure and is a consequence whatever its reason: "
+            "CRASH_APP_ERROR naming worker-0, not NODE_FAILURE."
+        ),
+        source="https://github.com/microsoft/DLWorkspace/pull/1128",
+        now=now,
+        ask={"text": "dlts-seg-train master evicted for disk pressure?", "workload_name": name, "intent": "terminal"},
+        expect=_expect("CRASH_APP_ERROR", [w, "device-side assert triggered"]),
+    )
