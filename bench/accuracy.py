@@ -1,10 +1,17 @@
 """Accuracy bench: every snapshot case of the given folders through the public CLI, in parallel.
 
-Prints pass counts by folder, by expected outcome and by expected category, and the number of
-confident-wrong answers: the product answered outcome ``diagnosed``/``failed`` with a specific
+Prints pass counts by folder, by kind of case, by expected outcome and by expected category, and the
+number of confident-wrong answers: the product answered outcome ``diagnosed``/``failed`` with a specific
 category (not UNKNOWN) while the case expects another category, UNKNOWN, or a non-diagnosed outcome.
 A deterministic tool is trusted when it is right or says "unknown"; confident-wrong is the number to
 drive to zero.
+
+Kinds (``case_kind``): ``single pod``, ``distributed``, ``multi-container``, ``OSMO``, ``hostile``. A case's
+own ``kind`` label (the field cases carry one) decides; otherwise the kind is read from the snapshot: a
+``never_mentions`` list or injected ``faults`` make it hostile, an ``osmo`` section without ``runai`` makes it
+OSMO, a Distributed workload or more than one pod makes it distributed, a pod with an init container or more
+than one container makes it multi-container, and everything else is single pod. Pass rate and confident-wrong
+are reported for each kind.
 
 Each folder counts only its own *.json files (not its subfolders), so ../shared/cases/runai and
 ../shared/cases/runai/real are reported separately. Cases are checked with the shared run-cases
@@ -37,9 +44,20 @@ DEFAULT_FOLDERS = [
     "../shared/cases/runai/real",
     "../shared/cases/osmo",
     "../shared/cases/osmo/real",
+    "../shared/cases/runai/phrasing",
     "tests/field/cases",
 ]
 DIAGNOSED = ("diagnosed", "failed")
+KINDS = ("single pod", "distributed", "multi-container", "OSMO", "hostile")
+#: The ``kind`` labels written in case files, mapped to the names of KINDS.
+KIND_LABELS = {
+    "single-pod": "single pod",
+    "single pod": "single pod",
+    "distributed": "distributed",
+    "multi-container": "multi-container",
+    "osmo": "OSMO",
+    "hostile": "hostile",
+}
 
 Check = Callable[[dict[str, Any], str, str], list[str]]
 
@@ -63,6 +81,39 @@ def _builtin_check(case: dict[str, Any], out: str, err: str) -> list[str]:
     return problems
 
 
+def case_kind(case: dict[str, Any]) -> str:
+    """The kind of a snapshot case (one of KINDS): its ``kind`` label, else read from its content.
+
+    Shapes: ``case`` is a snapshot/1 document (../shared/cases/FORMAT.md). An unknown label is returned as
+    written, so a typo shows up as its own row instead of being folded into another kind.
+    """
+    label = case.get("kind")
+    if isinstance(label, str) and label:
+        return KIND_LABELS.get(label.lower(), label)
+    exp = case.get("expect") or {}
+    if exp.get("never_mentions") or case.get("faults"):
+        return "hostile"
+    if case.get("osmo") and not case.get("runai"):
+        return "OSMO"
+    workloads = (case.get("runai") or {}).get("workloads") or []
+    k8s_pods = list((case.get("kubernetes") or {}).get("pods") or [])
+    for per_cluster in (case.get("kubernetes_by_cluster") or {}).values():
+        k8s_pods += (per_cluster or {}).get("pods") or []
+    for w in workloads:
+        if (w.get("workload") or {}).get("type") == "Distributed" or len(w.get("pods") or []) > 1:
+            return "distributed"
+    if len(k8s_pods) > 1 and len(workloads) == 1:
+        return "distributed"
+    for pod in k8s_pods:
+        spec = pod.get("spec") or {}
+        if spec.get("initContainers") or len(spec.get("containers") or []) > 1:
+            return "multi-container"
+    for w in workloads:
+        if any(len(p.get("containers") or []) > 1 for p in w.get("pods") or []):
+            return "multi-container"
+    return "single pod"
+
+
 def load_check() -> Check:
     path = SHARED / "tools" / "run-cases"
     if not path.is_file():
@@ -83,6 +134,7 @@ class Result:
     case_id: str
     exp_outcome: str
     exp_category: str
+    kind: str = "single pod"
     got_outcome: str | None = None
     got_category: str | None = None
     problems: list[str] = field(default_factory=list)
@@ -105,7 +157,14 @@ class Result:
 def run_one(cli: list[str], folder: str, path: Path, timeout: float, check: Check) -> Result:
     case = json.loads(path.read_text())
     exp = case.get("expect") or {}
-    r = Result(folder, path, case.get("id", path.stem), str(exp.get("outcome")), str(exp.get("category") or "-"))
+    r = Result(
+        folder,
+        path,
+        case.get("id", path.stem),
+        str(exp.get("outcome")),
+        str(exp.get("category") or "-"),
+        case_kind(case),
+    )
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(
@@ -134,14 +193,16 @@ def run_one(cli: list[str], folder: str, path: Path, timeout: float, check: Chec
     return r
 
 
-def table(title: str, rows: dict[str, list[Result]]) -> list[str]:
+def table(title: str, rows: dict[str, list[Result]], order: list[str] | None = None) -> list[str]:
+    """Rows of pass / total, pass rate (%) and confident-wrong count per key (sorted, or in ``order``)."""
     width = max([len(title), *(len(k) for k in rows)])
     lines = [f"{title:<{width}}  pass / total    %   confident-wrong"]
-    for key in sorted(rows):
-        rs = rows[key]
+    for key in order or sorted(rows):
+        rs = rows.get(key, [])
         ok = sum(r.passed for r in rs)
         cw = sum(r.confident_wrong for r in rs)
-        lines.append(f"{key:<{width}}  {ok:>4} / {len(rs):<5} {100 * ok / len(rs):5.1f}   {cw}")
+        rate = f"{100 * ok / len(rs):5.1f}" if rs else "    -"
+        lines.append(f"{key:<{width}}  {ok:>4} / {len(rs):<5} {rate}   {cw}")
     return lines
 
 
@@ -179,10 +240,12 @@ def main() -> int:
     wall = time.perf_counter() - t0
 
     by_folder: dict[str, list[Result]] = defaultdict(list)
+    by_kind: dict[str, list[Result]] = {k: [] for k in KINDS}
     by_outcome: dict[str, list[Result]] = defaultdict(list)
     by_category: dict[str, list[Result]] = defaultdict(list)
     for r in results:
         by_folder[r.folder].append(r)
+        by_kind.setdefault(r.kind, []).append(r)
         by_outcome[r.exp_outcome].append(r)
         by_category[r.exp_category].append(r)
 
@@ -194,6 +257,7 @@ def main() -> int:
         "",
     ]
     out += [*table("by folder", by_folder), ""]
+    out += [*table("by kind", by_kind, order=[*KINDS, *sorted(set(by_kind) - set(KINDS))]), ""]
     out += [*table("by expected outcome", by_outcome), ""]
     out += [*table("by expected category", by_category), ""]
     if wrong:

@@ -23,7 +23,12 @@ CASE_FILES = sorted(FIELD.glob("*.json"))
 RUN_CASES = SHARED / "tools" / "run-cases"
 WORKERS = 3
 
-pytestmark = pytest.mark.skipif(not RUN_CASES.is_file(), reason="../shared is not beside this checkout")
+pytestmark = [
+    pytest.mark.skipif(not RUN_CASES.is_file(), reason="../shared is not beside this checkout"),
+    # the module fixture runs every field case (70+) through the CLI inside the first test's time budget
+    # (1230 s for 76 cases on a loaded 2-core machine)
+    pytest.mark.timeout(2400),
+]
 
 
 @pytest.fixture(scope="module")
