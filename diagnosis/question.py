@@ -17,7 +17,8 @@ exactly that name exists. :mod:`diagnosis.runai.resolve` checks the candidates a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
@@ -33,6 +34,12 @@ _NAME = r"[a-z0-9](?:[a-z0-9._-]{0,250}[a-z0-9])?"
 _CURRENT_WORDS = re.compile(
     r"(?i)crashloop|crash-loop|imagepullbackoff|errimagepull|image ?pull|\bstuck\b|"
     r"\b(?:won'?t|will not|doesn'?t|does not|can'?t|cannot)(?:\s+\S+)?\s+start\b|not starting|"
+    # not started yet / still waiting to be scheduled: a current symptom (FORMAT.md "Questions")
+    r"\b(?:hasn'?t|has not|haven'?t|have not|never|not|didn'?t|did not|isn'?t|is not|wasn'?t|was not|not yet)"
+    r"(?:\s+\S+){0,2}?\s+(?:start(?:ed|ing)?|begun|began|run(?:ning)?|scheduled|launched|come up|came up)\b|"
+    r"\b(?:waiting|queued|wait)\b(?:\s+\S+){0,3}?\s+"
+    r"(?:schedul\w*|to (?:start|run|begin)|for (?:a )?(?:gpus?|nodes?|resources|quota))|"
+    r"\bunschedul\w*|\bin (?:the )?queue\b|\bqueued\b|\bnot (?:yet )?scheduled\b|"
     r"is crashing|keeps crashing|\bpending\b|\binit\b|init[- ]container|"
     r"\bmount|containercreating|\bcurrently\b|right now"
 )
@@ -65,6 +72,10 @@ _DOMAIN_WORDS = frozenset(
         "workflow",
         "workflows",
         "lookback",
+        "project",
+        "projects",
+        "cluster",
+        "clusters",
     }
 )
 #: A purely alphabetic token this frequent in English (Zipf scale, wordfreq) is an ordinary word: "been" 6.3,
@@ -121,6 +132,9 @@ class Question(BaseModel):
     uuids: list[str] = Field(default_factory=list)
     #: English words of the text that name a workload only if one of exactly that name exists ("nightly").
     words: list[str] = Field(default_factory=list)
+    #: Every other name-shaped token: a project or cluster only when it equals the name of one the API lists
+    #: (bare words after the workload, ``W (P, C)``, ``C/P/W``); never reported as missing.
+    loose: list[str] = Field(default_factory=list)
 
     def merged(self, other: Question) -> Question:
         """Values of ``self`` win; missing ones are filled from ``other``."""
@@ -166,16 +180,24 @@ def infer_intent(text: str) -> Intent:
 
 _PROJECT_RES = [
     re.compile(rf"(?i)\bproject\s*[=:]\s*({_NAME})"),
+    # the Run:ai CLI's flags: ``--project nlp``, ``-p nlp``, ``--project=nlp``
+    re.compile(rf"(?i)(?<![\w-])(?:--project|-p)(?:\s*=\s*|\s+)({_NAME})"),
     re.compile(rf"(?i)\b(?:in|for|from|under)\s+(?:the\s+)?project\s+({_NAME})"),
     re.compile(rf"(?i)\b(?:in|for|from|under)\s+(?:the\s+)?({_NAME})\s+project\b"),
-    re.compile(rf"(?i)\bproject\s+({_NAME})\b"),
+    # the weak form, last: in "W P project C cluster" the word after "project" is the cluster's (see _weak)
+    re.compile(rf"(?i)\bproject\s+({_NAME})(?![\w.-])(?!\s+(?:cluster|project)\b)"),
 ]
 _CLUSTER_RES = [
     re.compile(rf"(?i)\bcluster\s*[=:]\s*({_NAME})"),
+    re.compile(rf"(?i)(?<![\w-])--cluster(?:\s*=\s*|\s+)({_NAME})"),
     re.compile(rf"(?i)\b(?:on|in|at|from)\s+(?:the\s+)?cluster\s+({_NAME})"),
     re.compile(rf"(?i)\b(?:on|in)\s+({_NAME})\s+cluster\b"),
-    re.compile(rf"(?i)\bcluster\s+({_NAME})\b"),
+    re.compile(rf"(?i)\bcluster\s+({_NAME})(?![\w.-])(?!\s+(?:cluster|project)\b)"),
 ]
+#: "project X" / "cluster X" without "=", "in" or "on": X is taken as named only when it is no English word
+#: ("llama-ft-3 project failed"); an English-word project ("project research") is still found when it exists,
+#: as a loose token checked against the projects list.
+_WEAK = frozenset({_PROJECT_RES[-1], _CLUSTER_RES[-1]})
 _LOOKBACK_TEXT = re.compile(r"(?i)\blookback\s*[=:]\s*(\S+)")
 _WORKLOAD_RES = [
     re.compile(rf"(?i)\bworkload\s*[=:]\s*({_NAME})"),
@@ -241,10 +263,9 @@ def _function_word(token: str) -> bool:
 
 def _first(patterns: list[re.Pattern[str]], text: str, reject: Callable[[str], bool] = is_word) -> str | None:
     for pattern in patterns:
-        m = pattern.search(text)
-        if m:
+        for m in pattern.finditer(text):
             value = next((g for g in m.groups() if g), None)
-            if value and not reject(value):
+            if value and not reject(value) and not (pattern in _WEAK and is_word(value)):
                 return value
     return None
 
@@ -308,6 +329,93 @@ def mentions(cleaned: str) -> list[Mention]:
     return sorted(out, key=lambda x: x.start)
 
 
+_URL_RE = re.compile(r"(?i)\bhttps?://[^\s<>|]+")
+_CLUSTER_PARAM = re.compile(r"(?i)[?&#]cluster_?id=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+_WORKFLOW_PATH = re.compile(r"(?i)/workflows/([a-z0-9][a-z0-9._-]*[a-z0-9])(?=[/?#]|$)")
+_PATH_RE = re.compile(rf"(?i)(?<![\w./:=@-])({_NAME})/({_NAME})(?:/({_NAME}))?(?![\w/])")
+_LOOSE_RE = re.compile(r"(?i)(?<![\w.-])[a-z0-9](?:[a-z0-9._-]{0,251}[a-z0-9])?(?![\w-])")
+#: Longest list of scope tokens kept from one text (each is only compared with names the API lists).
+MAX_LOOSE = 24
+
+
+def read_url(url: str) -> str:
+    """What a pasted console URL names, as words the parser reads (FORMAT.md "Questions"): its ``clusterId=``
+    as ``cluster <uuid>``, every other UUID of it (a workload id), and an OSMO ``/workflows/<id>`` as
+    ``workflow <id>``. Nothing else of a URL (host, path words) is read as a name."""
+    parts: list[str] = []
+    cluster = _CLUSTER_PARAM.search(url)
+    if cluster:
+        parts.append(f"cluster {cluster.group(1).lower()}")
+    for uuid in UUID_RE.findall(url):
+        if not cluster or uuid.lower() != cluster.group(1).lower():
+            parts.append(uuid.lower())
+    workflow = _WORKFLOW_PATH.search(url)
+    if workflow and not UUID_RE.fullmatch(workflow.group(1)):
+        parts.append(f"workflow {workflow.group(1)}")
+    return f" {' , '.join(parts)} " if parts else " "
+
+
+def clean_text(raw: str) -> str:
+    """The text as the parser reads it: Unicode normalised (NFKC) with invisible format characters removed (a
+    zero-width space pasted inside a name is no break), Slack mentions dropped, links and pasted URLs read by
+    :func:`read_url`, emoji codes dropped, sentence punctuation turned into a break (``|``), path-like scope
+    (``C/P/W``, ``P/W``) split into words, and any other non-ASCII symbol turned into a space."""
+    text = unicodedata.normalize("NFKC", raw)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = re.sub(r"<@[A-Z0-9]+(?:\|[^>]*)?>", " ", text)
+    # Slack links: <url> and <url|label>; the URL is read for what it names, the label kept as words
+    text = re.sub(r"<(https?://[^|>]*)(?:\|([^>]*))?>", lambda m: read_url(m.group(1)) + (m.group(2) or ""), text)
+    text = re.sub(r"<[^>]*>", " ", text)  # other Slack syntax (<!here>, <#C…>)
+    text = _URL_RE.sub(lambda m: read_url(m.group(0)), text)
+    text = re.sub(r":[a-z0-9_+-]+:", " ", text)  # Slack emoji codes (:fire:)
+    text = _PATH_RE.sub(lambda m: " " + " ".join(g for g in m.groups() if g) + " ", text)
+    text = re.sub(r"[?!,;]+", " | ", text)  # a sentence break: "in nlp? cluster X" is not "nlp cluster"
+    text = re.sub(r"[()\[\]{}`\"*“”]+", " ", text).replace("’", "'").replace("‘", "'")
+    return re.sub(r"[^\x00-\x7f]+", " ", text)  # emoji and other symbols
+
+
+#: Words of the question itself ("why did W fail again?"): never compared with project or cluster names.
+_QUESTION_WORDS = re.compile(
+    r"(?i)^(?:fail\w*|crash\w*|die[sd]?|dying|dead|broke\w*|stuck|again|errors?|errored|kill\w*|stop\w*|exit\w*|"
+    r"why|what|how|when|did|does|do|is|was|were|has|have|had|it|its|happened|help|please|pls|thanks|thx|today|"
+    r"yesterday|overnight|last|night|morning|still|running|start\w*|restart\w*|won't|wont|can't|cant|doesn't|"
+    r"any|idea|ideas|check|look|now|again\w*|job|run)$"
+)
+
+
+def path_words(cleaned_urls: str) -> list[str]:
+    """The parts of path-like scope (``C/P/W``, ``P/W``) in a text whose URLs were already read."""
+    return [g for m in _PATH_RE.finditer(cleaned_urls) for g in m.groups() if g]
+
+
+def loose_tokens(cleaned: str, after: int, paths: Sequence[str] = ()) -> list[str]:
+    """The tokens that may name a project or a cluster without saying so (FORMAT.md "Questions"): the parts of
+    path-like scope (``paths``) and the name-shaped words after the workload (``after``: where its first mention
+    ends), as in ``/diagnose W P C``, ``W (P, C)`` or "why did W fail? P C". Numbers, UUIDs, the most common
+    words and the question's own words ("fail", "again") are left out, so a plain "why did W fail?" lists
+    nothing. None of them is a name until it equals (case-insensitively) the name of a project or cluster the
+    API lists; none is ever reported as missing."""
+    out: list[str] = []
+    tokens = [*paths, *(m.group(0) for m in _LOOSE_RE.finditer(cleaned) if m.start() >= after)]
+    for token in tokens:
+        if (
+            _NUMBER_LIKE.match(token)
+            or UUID_RE.fullmatch(token)
+            or _filler(token)
+            or is_symptom_word(token)
+            or _QUESTION_WORDS.match(token)
+        ):
+            continue
+        if token.lower() not in {t.lower() for t in out}:
+            out.append(token)
+    return out[:MAX_LOOSE]
+
+
+def is_symptom_word(token: str) -> bool:
+    """A Kubernetes reason or symptom (``OOMKilled``, ``pending``): never a scope."""
+    return bool(_SYMPTOM_RE.fullmatch(token))
+
+
 #: At most this many workload candidates are looked up (concurrently) for one question.
 MAX_CANDIDATES = 5
 MAX_WORDS = 3
@@ -322,17 +430,13 @@ def parse_text(text: str | None) -> Question:
     resolution against the control plane.
     """
     raw = (text or "").strip()
-    # Slack wraps user mentions and links in <...>; drop mentions, keep link text.
-    cleaned = re.sub(r"<@[A-Z0-9]+(?:\|[^>]*)?>", " ", raw)
-    cleaned = re.sub(r"<(?:https?://[^|>]*\|)?([^>]*)>", r"\1", cleaned)
-    cleaned = re.sub(r":[a-z0-9_+-]+:", " ", cleaned)  # Slack emoji codes (:fire:)
-    cleaned = re.sub(r"[?!,;]+", " | ", cleaned)  # a sentence break: "in nlp? cluster X" is not "nlp cluster"
-    cleaned = re.sub(r"[()\[\]{}`\"*“”]+", " ", cleaned).replace("’", "'")
-    cleaned = re.sub(r"[^\x00-\x7f]+", " ", cleaned)  # emoji and other symbols
+    cleaned = clean_text(raw)
     q = Question(text=raw or None, lookback=None)
     if not cleaned.strip():
         return q
     found = mentions(cleaned)
+    first = next((m for m in found if m.kind in ("name", "word")), None)
+    q.loose = loose_tokens(cleaned, first.end if first else len(cleaned), path_words(_URL_RE.sub(" ", raw)))
     q.uuids = list(dict.fromkeys(m.value for m in found if m.kind == "uuid"))
     q.project = _first(_PROJECT_RES, cleaned, _filler)
     q.cluster = _first(_CLUSTER_RES, cleaned, _filler)

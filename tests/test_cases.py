@@ -17,8 +17,6 @@ from tests import case_runs as case_runs_module
 from tests.paths import SHARED
 
 CASE_FILES = case_runs_module.CASE_FILES
-#: kept for the field-case test, which runs its own files the same way
-_run = case_runs_module.run_case
 
 
 def _run_cases_module() -> Any:
@@ -37,6 +35,7 @@ def case_results() -> dict[Path, subprocess.CompletedProcess[str]]:
 
 
 @pytest.mark.skipif(not CASE_FILES, reason="../shared/cases is not beside this checkout")
+@pytest.mark.timeout(1200)  # the first test runs every case (the session fixture); each case has its own limit
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_case_passes_through_the_cli(
     case_file: Path, case_results: dict[Path, subprocess.CompletedProcess[str]]

@@ -134,6 +134,8 @@ class Diagnosis:
     #: off, a missing identifier is asked for before any call (spec "Parameters")
     offer_choices: bool = False
     found: list[Workload] = field(default_factory=list)  # every workload of the asked name that was found
+    #: the projects listed while resolving the question (empty when they were not needed)
+    projects: list[resolve.ProjectInfo] = field(default_factory=list)
     #: the projects-API item of a Pending workload's project, read beside its Tier 1 evidence
     project_items: dict[str, asyncio.Future[dict[str, Any] | None]] = field(default_factory=dict)
 
@@ -211,8 +213,10 @@ class Diagnosis:
         # Resolution against the control plane (issue 11 §1): the clusters (and, for a bare "in X", the projects)
         # in one concurrent round trip; a UUID is a cluster when it is one, a scope names what it equals.
         # a project typed with capitals is listed too: the API's own spelling is what the workload filter needs
-        need_projects = bool(q.scopes) or resolve.needs_spelling(q.project)
-        resolvable = bool(q.cluster or q.cluster_hint or q.uuids or q.scopes)
+        # tokens that may name the project or the cluster ("W P C", "C/P/W", "W (P)") are checked against both lists
+        loose = bool(q.loose) and (not q.project or cluster_id is None)
+        need_projects = bool(q.scopes) or resolve.needs_spelling(q.project) or loose
+        resolvable = bool(q.cluster or q.cluster_hint or q.uuids or q.scopes or loose)
         if (cluster_id is None and (resolvable or self.offer_choices)) or need_projects:
             listed, projects = await asyncio.wait_for(
                 asyncio.gather(
@@ -222,6 +226,7 @@ class Diagnosis:
                 self.deadline.remaining(),
             )
             clusters = listed
+            self.projects = projects
             q, cluster_id = self.resolve_scope(q, listed, projects, cluster_id)
             self.question = q
             if cluster_id is None and q.cluster:
@@ -327,26 +332,30 @@ class Diagnosis:
             if canonical is not None and canonical != q.project:
                 update["project"] = canonical
         used: set[str] = set()
-        for scope in q.scopes:
+        # explicit scopes ("in X", "on X") first, then the loose tokens (bare words, "W (P, C)", "C/P/W"); a token
+        # names a project or a cluster only when one of that name exists (FORMAT.md "Questions")
+        for scope in [*q.scopes, *(t for t in q.loose if t.lower() != (q.workload_name or "").lower())]:
             if not q.project and "project" not in update:
-                mine = [p for p in projects if cluster_id is None or p.cluster_id in (None, cluster_id)]
-                project = resolve.named(scope, mine)
-                if project is not None:
-                    update["project"] = project.name
-                    used.add(scope)
+                project_name = resolve.project_named(scope, projects, cluster_id)
+                if project_name is not None:
+                    update["project"] = project_name
+                    used.add(scope.lower())
                     continue
             if cluster_id is None:
                 match = resolve.named(scope, clusters)
                 if match is not None:
                     cluster_id = match.uuid
-                    used.add(scope)
+                    used.add(scope.lower())
         if used:
-            update["scopes"] = [s for s in q.scopes if s not in used]
+            update["scopes"] = [s for s in q.scopes if s.lower() not in used]
+            update["loose"] = [s for s in q.loose if s.lower() not in used]
         if used and q.candidates and not q.workload_name:
-            left = [c for c in q.candidates if c not in {u.lower() for u in used}]
+            left = [c for c in q.candidates if c.lower() not in used]
             update["candidates"] = left
             if len(left) == 1:
                 update["workload_name"] = left[0]
+        if used and q.words and not q.workload_name:
+            update["words"] = [w for w in q.words if w.lower() not in used]
         return (q.model_copy(update=update) if update else q), cluster_id
 
     def cluster_choices(self, clusters: Sequence[Cluster], only: set[str] | None = None) -> list[Choice]:
@@ -364,8 +373,10 @@ class Diagnosis:
         choices: list[Choice] = []
         strong = [n for n in names if q.workload_name or n in q.candidates]
         if "cluster" in missing:
-            # never a search across clusters: the clusters are offered, not the one where the name exists
-            choices = self.cluster_choices(clusters)
+            # never a search across clusters: the clusters are offered (those that have the named project, when it
+            # is known), never the one where the workload's name exists
+            holding = {p.cluster_id for p in self.projects if q.project and resolve.same_name(p.name, q.project)}
+            choices = self.cluster_choices(clusters, {c for c in holding if c} or None)
         elif self.offer_choices and strong and not q.workload_id and "project" in missing and cluster_id:
             scope = [f"clusterId=={cluster_id}"]
             try:

@@ -40,7 +40,8 @@ async def test_a_combined_reply(reply: str) -> None:
 
 async def test_the_clusters_are_offered_and_a_number_picks_one() -> None:
     text = await _chat(["why did asr-conformer fail in speech?", "1"])
-    assert "dgx-staging" in text and "CRASH_APP_ERROR" in text
+    # only the clusters that have a project "speech" are offered (FORMAT.md "Questions"); "1" picks the first
+    assert "[1] dgx-prod" in text and "dgx-staging" not in text and "CRASH_APP_ERROR" in text
 
 
 async def test_a_cluster_that_does_not_exist_lists_the_real_ones() -> None:

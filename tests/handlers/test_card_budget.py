@@ -37,6 +37,7 @@ def _thread_text(thread: list[dict[str, Any]]) -> str:
 
 
 @pytest.mark.skipif(not OPEN, reason="../shared/cases is not beside this checkout")
+@pytest.mark.timeout(1200)  # may be the first test to run every case (the session fixture)
 def test_every_open_case_fits_the_card_budget_and_loses_nothing(answers: dict[Path, dict[str, Any]]) -> None:
     worst_blocks = worst_chars = 0
     for case_file, out in answers.items():

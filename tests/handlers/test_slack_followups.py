@@ -45,7 +45,8 @@ async def test_one_word_reply_fills_the_one_slot_asked_and_the_clusters_are_butt
         asked = await _ask_without_scope(h, slack, "why did asr-conformer fail in speech?")
         assert _pending(prefix)["missing"] == ["cluster"]  # "in speech": the project exists, so it is filled
         labels = [b["text"]["text"] for b in buttons_of(asked["blocks"])]
-        assert labels == ["dgx-prod", "dgx-staging"], asked
+        # the clusters that have a project "speech" are offered; the cluster is still asked, never inferred
+        assert labels == ["dgx-prod"], asked
         await h.event(thread_message("dgx-prod", "500.000300", ROOT_TS, channel=BARE))
         await h.settle()
     assert _diagnosed(slack)
