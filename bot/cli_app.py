@@ -186,7 +186,16 @@ def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tu
 
 
 def build_question(options: Question, ask: dict[str, Any]) -> Question:
-    """Explicit options win, then the snapshot's ``ask`` keys, then what the text names."""
+    """Explicit options win, then the snapshot's ``ask`` keys, then what the text names.
+
+    A question typed on the command line replaces the snapshot's question (issue 21): of its ``ask`` only the
+    channel's cluster (``cluster_id``, when the typed text names no cluster) and the lookback are kept, so a
+    typed "why did train-9 fail?" is never answered about the workload the snapshot's ask names."""
+    typed = (options.text or "").strip()
+    if typed and typed != str(ask.get("text") or "").strip():
+        parsed = parse_text(typed)
+        keep = {"lookback"} | (set() if parsed.cluster or parsed.cluster_hint or parsed.uuids else {"cluster_id"})
+        ask = {k: v for k, v in ask.items() if k in keep}
     try:
         base = Question.model_validate({k: v for k, v in ask.items() if v is not None})
     except ValidationError as exc:

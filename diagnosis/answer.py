@@ -13,6 +13,7 @@ import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from diagnosis import systems
 from diagnosis.backends import REGISTRY, Backends, configured, names, route, utcnow
 from diagnosis.config import ConfigError
 from diagnosis.errors import BackendUnavailable
@@ -38,6 +39,13 @@ def preload() -> None:
 
 async def answer(question: Question, backends: Backends) -> Report:
     """Answer ``question`` with the configured backends. See the module docstring for errors."""
+    ready = configured(backends)
+    if systems.needs_lookup(question, ready):
+        # both systems configured: the one that holds the name answers (FORMAT.md "Questions")
+        chosen = await systems.choose(question, ready, backends)
+        if isinstance(chosen, Report):
+            return chosen
+        question = chosen
     backend = route(question, backends)
     if not backend.configured(backends):
         raise ConfigError(backend.not_configured)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from diagnosis.config import KubeConfig, OsmoConfig, RunaiConfig
 from diagnosis.errors import BackendUnavailable
-from diagnosis.question import Question
+from diagnosis.question import UUID_RE, Question
 from diagnosis.report import Gap, Report
 
 if TYPE_CHECKING:
@@ -74,6 +74,11 @@ class Backend(Protocol):
         """Whether ``question`` names this system's objects (a workflow ID, an ``osmo_*`` kind)."""
         ...
 
+    async def holds(self, names: Sequence[str], question: Question, backends: Backends) -> set[str]:
+        """Which of ``names`` exist in this system (in the question's project and cluster when it names them),
+        in one concurrent round trip (:mod:`diagnosis.systems`). Raises when the system cannot be asked."""
+        ...
+
     async def answer(self, question: Question, backends: Backends) -> Report:
         """Answer one question (always a report; raises what :func:`diagnosis.answer.answer` documents)."""
         ...
@@ -114,8 +119,29 @@ class RunaiBackend:
         return backends.runai is not None
 
     def claims(self, question: Question) -> bool:
-        # Run:ai is the default system: it claims nothing, it answers what no other backend claims.
-        return False
+        # Run:ai is the default system: it claims nothing but a question bound to it, and answers what no other
+        # backend claims.
+        return question.system == "runai"
+
+    async def holds(self, names: Sequence[str], question: Question, backends: Backends) -> set[str]:
+        import asyncio
+
+        from diagnosis.runai.client import RunaiClient
+
+        assert backends.runai is not None
+        scope = [f"projectName=={question.project}"] if question.project else []
+        if question.cluster_id and UUID_RE.fullmatch(question.cluster_id):
+            scope.append(f"clusterId=={question.cluster_id.lower()}")
+        async with RunaiClient(backends.runai) as client:
+            found = await asyncio.gather(
+                *(
+                    client.list_workloads([f"name=={n.lower()}", *scope], deleted=deleted)
+                    for n in names
+                    for deleted in (False, True)
+                )
+            )
+        pairs = [(n, ws) for n, ws in zip([n for n in names for _ in (0, 1)], found, strict=True)]
+        return {n for n, ws in pairs if any((w.name or "").casefold() == n.casefold() for w in ws)}
 
     async def answer(self, question: Question, backends: Backends) -> Report:
         from diagnosis.runai.procedure import diagnose_runai
@@ -174,7 +200,22 @@ class OsmoBackend:
         return backends.osmo is not None
 
     def claims(self, question: Question) -> bool:
+        if question.system is not None:
+            return question.system == "osmo"
         return bool(question.workflow_id) or question.kind.startswith("osmo")
+
+    async def holds(self, names: Sequence[str], question: Question, backends: Backends) -> set[str]:
+        import asyncio
+
+        from diagnosis.osmo.client import OsmoClient, WorkflowNotFound
+
+        assert backends.osmo is not None
+        async with OsmoClient(backends.osmo) as client:
+            found = await asyncio.gather(*(client.get_workflow(n) for n in names), return_exceptions=True)
+        errors = [r for r in found if isinstance(r, BaseException) and not isinstance(r, WorkflowNotFound)]
+        if errors and len(errors) == len(names):
+            raise errors[0]
+        return {n for n, r in zip(names, found, strict=True) if not isinstance(r, BaseException)}
 
     async def answer(self, question: Question, backends: Backends) -> Report:
         from diagnosis.osmo.procedure import answer_osmo

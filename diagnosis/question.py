@@ -123,6 +123,8 @@ class Question(BaseModel):
     lookback: str | None = "7d"
     workflow_id: str | None = None
     kind: Kind = "runai"
+    #: the system the person chose or the lookup found (:mod:`diagnosis.systems`); None: not decided yet
+    system: Literal["runai", "osmo"] | None = None
     #: Possible workload names read from the text, best first (issue 11 §1): resolution looks them up and the
     #: one that exists decides. ``workload_name`` is set when the text leaves no doubt (one candidate).
     candidates: list[str] = Field(default_factory=list)
@@ -480,6 +482,23 @@ def parse_text(text: str | None) -> Question:
         q.workload_name = q.workload_name.lower() if q.workload_name.lower() == q.candidates[0] else q.workload_name
     _osmo_by_id(q, cleaned)
     return q
+
+
+def asked_name(q: Question) -> str | None:
+    """The workload (or workflow) a question names, as the person typed it, or None: for headers."""
+    if q.workload_name:
+        return q.workload_name
+    if q.workload_id:
+        return q.workload_id
+    if len(q.candidates) == 1:
+        return q.candidates[0]
+    return q.workflow_id
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (up to the first ``.``, ``?`` or ``!`` followed by a space), or all of it."""
+    m = re.search(r"[.?!](?=\s)", text)
+    return text[: m.end()] if m else text
 
 
 def _osmo_name(match: re.Match[str] | None) -> str | None:

@@ -106,9 +106,12 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
 
     title = verdict_title(report)
     words = header_text(report).split(" ", 1)[-1]
-    out: list[str] = [f"{title} — {words}", report.headline, ""]
+    # the verdict words and the name; the outcome's code only where it adds something ("DIAGNOSED: OOM_KILLED")
+    head = words if words.lower().startswith(title.lower()) else f"{title} — {words}"
+    out: list[str] = [head, report.headline, ""]
     if report.outcome == Outcome.NEEDS_INPUT and report.question:
-        out += [f"Question: {report.question}", ""]
+        rest = report.question_rest()
+        out += [f"Question: {rest}", ""] if rest else []
         if report.choices:
             out += ["Choices:"] + [f"  - {c.label} ({c.field}={c.value})" for c in report.choices] + [""]
     facts = key_fact_lines(report)
@@ -174,7 +177,7 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
 def to_json(
     report: Report, blocks: list[dict[str, Any]] | None = None, thread: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
-    """The ``--format json`` object: outcome, category, recurring, occurrences, question, evidence,
+    """The ``--format json`` object: outcome, category, recurring, occurrences, question, choices, missing, evidence,
     gaps, report_text (the verbose text: every source, whole log tails), blocks (the card), thread (the
     messages the bot posts in the thread, at once or by the Evidence and Logs buttons), plus the whole
     report under ``report`` (its ``identity`` is the nested shape of :class:`~diagnosis.report.Identity`:
@@ -189,6 +192,9 @@ def to_json(
         "confidence": report.confidence.level if report.confidence else None,
         "confidence_signals": report.confidence.signals if report.confidence else [],
         "question": report.question,
+        # the same choices the card's buttons offer, in order: what a reply or a button would fill
+        "choices": data["choices"],
+        "missing": data["missing"],
         "evidence": data["evidence"],
         "gaps": data["gaps"],
         "report_text": report.question if report.outcome == Outcome.NEEDS_INPUT and report.question else text,

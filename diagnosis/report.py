@@ -373,6 +373,19 @@ class Report(_Sanitized):
     missing: list[str] = Field(default_factory=list)
     choices: list[Choice] = Field(default_factory=list)
     generated_at: datetime | None = None
+    #: what the person named (a workload name or id, a workflow ID) when nothing was identified (a follow-up
+    #: question, not found): the header names it as typed, never "the workload"
+    subject: str | None = None
+
+    def question_rest(self) -> str | None:
+        """The follow-up question without what the headline already says (a question appears once per message):
+        a needs-input headline is the question's first sentence."""
+        if not self.question:
+            return None
+        if self.question.startswith(self.headline):
+            rest = self.question[len(self.headline) :].strip()
+            return rest or None
+        return self.question
 
     @property
     def recurring(self) -> bool:

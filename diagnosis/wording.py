@@ -164,10 +164,11 @@ def dedupe(items: list[EvidenceItem]) -> list[Fact]:
 
 
 def subject(report: Report) -> str | None:
+    """The name the header gives: what was identified, else what the person named."""
     ident = report.identity
     if ident is None:
-        return None
-    return ident.workload_name or ident.workflow_id or ident.workload_id
+        return report.subject
+    return ident.workload_name or ident.workflow_id or ident.workload_id or report.subject
 
 
 def verdict_words(report: Report) -> tuple[str, str]:

@@ -315,8 +315,9 @@ def choice_value(field_name: str, value: str, thread_ts: str | None) -> str:
 def choice_blocks(report: Report, thread_ts: str | None = None) -> list[dict[str, Any]]:
     """The follow-up question with its choices: buttons for a short list, otherwise a typed reply."""
     out: list[dict[str, Any]] = []
-    if report.question:
-        out.append(_section("*Question:* " + prose(report.question)))
+    rest = report.question_rest() if report.outcome == Outcome.NEEDS_INPUT else report.question
+    if rest:
+        out.append(_section("*Question:* " + prose(rest)))
     choices = report.choices
     if not choices:
         return out

@@ -110,6 +110,11 @@ def asked_about(question: Question) -> str:
 
 def apply_choice(question: Question, field_name: str, value: str) -> Question:
     """Fill one parameter from a choice or a reply; cluster values replace each other."""
+    if field_name == "system":
+        from diagnosis.systems import bind, names_of
+
+        names = names_of(question)
+        return bind(question, value, names[0]) if names else question.model_copy(update={"system": value})
     data = question.model_dump()
     if field_name == "workload":
         field_name = "workload_id" if UUID_RE.fullmatch(value) else "workload_name"

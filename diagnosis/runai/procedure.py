@@ -23,7 +23,7 @@ from diagnosis.errors import BackendUnavailable
 from diagnosis.fetched import Call, Fetched, describe_error
 from diagnosis.fetched import fetch as shared_fetch
 from diagnosis.k8s import KubeCalls, Tier2Evidence, pod_mismatch, shared_source
-from diagnosis.question import UUID_RE, Question, Symptom, named_symptom
+from diagnosis.question import UUID_RE, Question, Symptom, asked_name, named_symptom
 from diagnosis.redact import sanitize
 from diagnosis.report import Category, Choice, Gap, Report
 from diagnosis.runai import classify as cls
@@ -178,7 +178,8 @@ class Diagnosis:
             return self.builder().needs_input(
                 q,
                 ["workload"],
-                f"Several workloads named '{q.workload_name}' in project '{q.project}' fit equally. Which one?",
+                f"Which '{q.workload_name}' do you mean? Several workloads of that name in project '{q.project}' "
+                "fit equally.",
                 [
                     Choice(
                         label=f"{w.name} ({w.type or 'workload'}, {w.phase}, {w.id})", field="workload_id", value=w.id
@@ -230,10 +231,11 @@ class Diagnosis:
             q, cluster_id = self.resolve_scope(q, listed, projects, cluster_id)
             self.question = q
             if cluster_id is None and q.cluster:
+                target = f"'{asked_name(q)}'" if asked_name(q) else "it"
                 return self.builder().needs_input(
                     q,
                     ["cluster"],
-                    f"I found no cluster named '{q.cluster}'. Which cluster is it on?",
+                    f"Which cluster is {target} on? I found no cluster named '{q.cluster}'.",
                     self.cluster_choices(listed),
                 )
         return q, cluster_id, clusters
@@ -268,9 +270,8 @@ class Diagnosis:
                 return self.builder().needs_input(
                     q,
                     ["workload"],
-                    f"Your message names several workloads that exist in project '{q.project}': "
-                    + ", ".join(f"`{n}`" for n in live)
-                    + ". Which one do you mean?",
+                    "Which workload do you mean? Your message names several that exist in project "
+                    f"'{q.project}': " + ", ".join(f"`{n}`" for n in live) + ".",
                     [Choice(label=n, field="workload_name", value=n) for n in live],
                 )
             if not live:
@@ -390,7 +391,9 @@ class Diagnosis:
         text = _missing_question(q, missing)
         unknown = [s for s in q.scopes if s.lower() not in {n.lower() for n in names}]
         if unknown and ("project" in missing or "cluster" in missing):
-            text = f"I found no project or cluster named '{unknown[0]}'. " + text
+            # after the sentence that says what is needed: the first line of the message says that
+            need, _, rest = text.partition(". ")
+            text = f"{need}. I found no project or cluster named '{unknown[0]}'. {rest}".strip()
         return self.builder().needs_input(q, missing, text, choices)
 
     async def not_found(self, q: Question, cluster_id: str, by_id: bool, tried: Sequence[str] = ()) -> Report:
@@ -401,10 +404,11 @@ class Diagnosis:
         except (ApiError, httpx.HTTPError, TimeoutError):
             clusters = None
         if clusters is not None and clusters and not any(c.uuid == cluster_id for c in clusters):
+            target = f"'{asked_name(q)}'" if asked_name(q) else "it"
             return self.builder().needs_input(
                 q,
                 ["cluster"],
-                f"There is no cluster with id {cluster_id}. Which cluster is it on?",
+                f"Which cluster is {target} on? There is no cluster with id {cluster_id}.",
                 self.cluster_choices(clusters),
             )
         suggestions: list[tuple[str, str]] = []
@@ -424,9 +428,14 @@ class Diagnosis:
                     if pick not in suggestions:
                         suggestions.append(pick)
         known = [p.name for p in projects or []]
-        if known and q.project and resolve.named(q.project, projects or []) is None:
-            return self.builder().not_found(q, cluster_id, by_id=by_id, tried=tried, projects=sorted(set(known)))
-        return self.builder().not_found(q, cluster_id, by_id=by_id, tried=tried, suggestions=suggestions)
+        cluster_name = next((c.name for c in clusters or [] if c.uuid == cluster_id and c.name), None)
+        if known and q.project and resolve.project_named(q.project, projects or []) is None:
+            return self.builder().not_found(
+                q, cluster_id, by_id=by_id, tried=tried, projects=sorted(set(known)), cluster_name=cluster_name
+            )
+        return self.builder().not_found(
+            q, cluster_id, by_id=by_id, tried=tried, suggestions=suggestions, cluster_name=cluster_name
+        )
 
     async def select(self, candidates: list[Workload], intent: str) -> tuple[Workload | None, Tier1 | None]:
         """Option B selection by intent (spec Step 1.1; FORMAT.md "Questions")."""
@@ -982,7 +991,7 @@ def _is_scope_name(name: str, q: Question) -> bool:
 
 def _missing_question(q: Question, missing: list[str]) -> str:
     """One clear follow-up question naming every missing parameter (spec "Parameters")."""
-    target = f"'{q.workload_name}'" if q.workload_name else "the workload"
+    target = f"'{asked_name(q)}'" if asked_name(q) else "the workload"
     parts = []
     if "workload" in missing:
         parts.append("the workload name (or its workload id)")
@@ -992,4 +1001,11 @@ def _missing_question(q: Question, missing: list[str]) -> str:
         parts.append("the cluster (name or id)")
     needs = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     tail = " I never guess the cluster or search across clusters." if "cluster" in missing else ""
-    return f"To diagnose {target} I need {needs}. Which {'/'.join(missing)} is it?{tail}"
+    order = [m for m in ("workload", "project", "cluster") if m in missing]
+    if order == ["cluster"]:
+        which = "Which cluster is it on?"
+    elif order == ["project"]:
+        which = "Which project is it in?"
+    else:
+        which = "Which " + (order[0] if len(order) == 1 else ", ".join(order[:-1]) + " and " + order[-1]) + " is it?"
+    return f"To diagnose {target} I need {needs}. {which}{tail}"

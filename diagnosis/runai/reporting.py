@@ -23,7 +23,7 @@ from diagnosis import kube_objects as kube
 from diagnosis.builder import ReportBuilder as BaseReportBuilder
 from diagnosis.builder import System
 from diagnosis.k8s import KubeCalls, Tier2Evidence
-from diagnosis.question import Question
+from diagnosis.question import Question, asked_name, first_sentence
 from diagnosis.report import (
     Category,
     Choice,
@@ -301,12 +301,15 @@ class ReportBuilder(BaseReportBuilder):
         return self.build(outcome, headline, **kw)
 
     def needs_input(self, q: Question, missing: list[str], question: str, choices: list[Choice]) -> Report:
+        """A follow-up question. Its first sentence is the headline, so the first line of the message (the push
+        notification) says what is needed (issue 21)."""
         return self._report(
             Outcome.NEEDS_INPUT,
-            "I need more information before I can look.",
+            first_sentence(question),
             question=question,
             missing=missing,
             choices=choices,
+            subject=asked_name(q),
         )
 
     def not_found(
@@ -317,26 +320,32 @@ class ReportBuilder(BaseReportBuilder):
         tried: Sequence[str] = (),
         suggestions: Sequence[tuple[str, str]] = (),
         projects: Sequence[str] = (),
+        cluster_name: str | None = None,
     ) -> Report:
         """Nothing by that id or name. ``suggestions`` (name, label) are the closest existing names in that
-        project, newest failure first, offered as choices; ``projects`` the real ones when the project named
-        does not exist."""
+        project, closest first, offered as choices; ``projects`` the real ones when the project named does not
+        exist. The cluster is named by ``cluster_name`` when known (its id only in the evidence); the question
+        appears once (no next action repeating it)."""
         choices: list[Choice] = []
+        cluster = cluster_name or cluster_id
+        self.add("cluster", f"{cluster_name} ({cluster_id})" if cluster_name else cluster_id, "question")
+        next_action: str | None = None
         if by_id:
-            what = f"No workload with id {q.workload_id} exists on cluster {cluster_id}"
+            what = f"No workload with id {q.workload_id} exists on cluster {cluster}"
             ask = "Check the workload id (Run:ai console, Workloads) and the cluster, and ask again."
+            next_action = ask
         elif projects:
-            what = f"There is no project named '{q.project}' on cluster {cluster_id}"
+            what = f"There is no project named '{q.project}' on cluster {cluster}"
             ask = "Which project is it in? " + ", ".join(f"`{p}`" for p in projects[:10])
             choices = [Choice(label=p, field="project", value=p) for p in projects[:10]]
         else:
             names = list(dict.fromkeys(tried)) or [q.workload_name or "?"]
             named = " or ".join(f"'{n}'" for n in names)
-            what = f"No workload named {named} exists in project '{q.project}' on cluster {cluster_id}, live or deleted"
+            what = f"No workload named {named} exists in project '{q.project}' on cluster {cluster}, live or deleted"
             if suggestions:
                 first, label = suggestions[0]
                 detail = label.split(" (", 1)[-1].rstrip(")")
-                ask = f"No workload named `{names[0]}` in {q.project}. Did you mean `{first}` ({detail})?"
+                ask = f"Did you mean `{first}` ({detail})?"
                 if len(suggestions) > 1:
                     ask += " Or " + ", ".join(f"`{n}`" for n, _ in suggestions[1:]) + "?"
                 choices = [Choice(label=label, field="workload_name", value=n) for n, label in suggestions]
@@ -345,7 +354,15 @@ class ReportBuilder(BaseReportBuilder):
                     "Which workload do you mean? Send its workload id (Run:ai console, Workloads), "
                     "or check the name and project."
                 )
-        return self._report(Outcome.NOT_FOUND, what + ". " + ask, question=ask, next_action=ask, choices=choices)
+                next_action = ask
+        return self._report(
+            Outcome.NOT_FOUND,
+            what + ". " + ask,
+            question=ask,
+            next_action=next_action,
+            choices=choices,
+            subject=asked_name(q),
+        )
 
     def cluster_mismatch(
         self, q: Question, workload: Workload, cluster_id: str, clusters: list[Cluster] | None

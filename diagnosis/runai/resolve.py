@@ -114,7 +114,8 @@ async def lookup(
 
 
 def suggest(name: str, workloads: Sequence[Workload], now: datetime) -> list[tuple[str, str]]:
-    """The closest existing names to ``name`` as ``(name, label)``: newest failure first, then the closest.
+    """The closest existing names to ``name`` as ``(name, label)``: the closest first, the newest failure breaking
+    a tie (FORMAT.md "Questions": "Did you mean").
 
     The label says the newest phase and how long ago: ``bert-ft (Failed 2 h ago)``."""
     newest: dict[str, Workload] = {}
@@ -127,16 +128,16 @@ def suggest(name: str, workloads: Sequence[Workload], now: datetime) -> list[tup
     if not newest:
         return []
     matches = process.extract(name, list(newest), scorer=fuzz.WRatio, limit=20, score_cutoff=SUGGEST_SCORE)
-    close = [m[0] for m in matches if m[0] != name]
+    scores = {m[0]: m[1] for m in matches if m[0] != name}
 
-    def key(n: str) -> tuple[int, float]:
+    def key(n: str) -> tuple[float, int, float]:
         w = newest[n]
         failed = w.phase in TERMINAL_PHASES and w.phase not in {"Completed", "Succeeded"}
         at = (w.phase_updated_at or w.created_at or now).timestamp()
-        return (0 if failed else 1, -at)
+        return (-round(scores[n], 1), 0 if failed else 1, -at)
 
     out = []
-    for n in sorted(close, key=key)[:MAX_SUGGESTIONS]:
+    for n in sorted(scores, key=key)[:MAX_SUGGESTIONS]:
         w = newest[n]
         out.append((n, f"{n} ({w.phase or 'unknown phase'} {ago(w.phase_updated_at, now)})"))
     return out
