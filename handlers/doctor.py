@@ -183,7 +183,7 @@ class Doctor:
             if ask.source == "command" and is_help(ask.text) and ask.explicit is None:
                 await self._reply(ask, surface, text_message(HELP), private=True)
                 return
-            question = question_for(ask, self.policy.defaults_for(ask.channel))
+            question = question_for(ask, await self._defaults(ask))
         except QuestionError as exc:
             await self._reply(ask, surface, messages.could_not_read(exc), private=True)
             return
@@ -245,7 +245,7 @@ class Doctor:
         if choice is None and not _short_pick(choices, ask.text) and is_new_question(question, ask.text):
             # a new question in the thread replaces the pending one (the old one is dropped, not answered)
             try:
-                fresh = question_for(ask, self.policy.defaults_for(ask.channel))
+                fresh = question_for(ask, await self._defaults(ask, question))
             except QuestionError as exc:
                 await self._reply(ask, surface, messages.could_not_read(exc), private=True)
                 return True
@@ -402,6 +402,50 @@ class Doctor:
         await self.spill(surface, rendered, root)
         if root and (report.outcome == Outcome.NEEDS_INPUT or report.choices):
             await self._remember(ask, question, report, root, surface)
+        if root:
+            await self._keep_scope(ask, root, question, report)
+
+    # -- what a thread already gave (FORMAT.md "Questions": kept for every later reply in it) -----------------
+
+    @staticmethod
+    def _scope_key(ask: Ask, root: str) -> tuple[str, ...]:
+        return ("scope", ask.team or "-", ask.channel, root)
+
+    async def _keep_scope(self, ask: Ask, root: str, question: Question, report: Report) -> None:
+        """Remember the cluster and project this thread named or resolved, for its later questions."""
+        ident = report.identity
+        scope: dict[str, str] = {}
+        cluster_id = (ident.cluster_id if ident is not None else None) or question.cluster_id
+        if cluster_id:
+            scope["cluster_id"] = cluster_id
+        elif question.cluster:
+            scope["cluster"] = question.cluster
+        project = (ident.project if ident is not None else None) or question.project
+        if project:
+            scope["project"] = project
+        if scope:
+            await self.store.put_json(self._scope_key(ask, root), scope, self.conversation_ttl)
+
+    async def _defaults(self, ask: Ask, pending: Question | None = None) -> dict[str, str]:
+        """The channel's defaults, overridden by what the thread already gave (a pending question's scope, else
+        the scope remembered for the thread): an @-mention later in the thread keeps the cluster and project."""
+        defaults = self.policy.defaults_for(ask.channel)
+        scope: dict[str, str] = {}
+        if pending is not None:
+            if pending.cluster_id:
+                scope["cluster_id"] = pending.cluster_id
+            elif pending.cluster:
+                scope["cluster"] = pending.cluster
+            if pending.project:
+                scope["project"] = pending.project
+        elif ask.thread_ts and ask.thread_ts != ask.message_ts:
+            kept = await self.store.get_json(*self._scope_key(ask, ask.thread_ts))
+            if isinstance(kept, dict):
+                scope = {k: str(v) for k, v in kept.items() if k in ("cluster_id", "cluster", "project") and v}
+        if "cluster_id" in scope or "cluster" in scope:
+            defaults.pop("cluster_id", None)
+            defaults.pop("cluster", None)
+        return {**defaults, **scope}
 
     async def _progress(self, ask: Ask, surface: Surface, progress: Message, thread: str | None) -> str | None:
         try:

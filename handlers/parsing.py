@@ -141,12 +141,119 @@ CONTROL_WORDS = {
     "stop": "cancel",
     "nevermind": "cancel",
     "never mind": "cancel",
+    "nvm": "cancel",
+    "forget it": "cancel",
+    "no": "cancel",
+    "nope": "cancel",
+    "nah": "cancel",
+    "n": "cancel",
+    "no thanks": "cancel",
+    "no thank you": "cancel",
+    "none": "cancel",
+    "none of them": "cancel",
+    "neither": "cancel",
+    "wrong": "cancel",
 }
+#: A reply that says yes (FORMAT.md "Questions": an affirmative picks the one choice offered).
+_YES = re.compile(
+    r"(?i)^(?:y|yes|yep|yup|yeah|ya|yea|sure|ok|okay|k|correct|right|exactly|that one|this one|that's it|"
+    r"thats it|that's right|thats right|yes please|yes pls|yes that one|go ahead|do it|please do|:\+1:|:thumbsup:|"
+    r":white_check_mark:|:heavy_check_mark:|\U0001F44D[\U0001F3FB-\U0001F3FF]?|\u2705|\u2714\ufe0f?)$"
+)
+_ORDINALS = {
+    "first": 1,
+    "1st": 1,
+    "second": 2,
+    "2nd": 2,
+    "third": 3,
+    "3rd": 3,
+    "fourth": 4,
+    "4th": 4,
+    "fifth": 5,
+    "5th": 5,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+}
+_ORDINAL = re.compile(
+    r"(?i)^(?:the\s+|option\s+|number\s+|no\.?\s*|#)?(\d{1,2}|first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|"
+    r"last|one|two|three|four|five)(?:\s+(?:one|option|choice|please|pls))?$"
+)
+#: "no, I meant train-9", "actually train-9", "sorry, train-9": a correction naming another workload.
+_CORRECTION = re.compile(
+    r"(?i)^(?:no+|nope|oops|sorry|wait)?[\s,.!-]*(?:i\s+meant?|meant|i\s+mean|actually|rather|not\s+that(?:\s+one)?|"
+    r"wrong\s+(?:one|job|workload))\s*[,:]?\s+(?:the\s+)?(?:job|workload|workflow)?\s*`?"
+    r"([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])`?[.!]*$"
+)
+#: Words that never pick a choice by being part of its name.
+_NOT_A_PART = frozenset(
+    "the a an one that this it its please pls thx thanks yes no on in at of for to is was my our job workload "
+    "cluster project workflow run option choice".split()
+)
 
 
 def control_word(text: str) -> str | None:
-    """``help`` or ``cancel`` when a reply is one of those words (said to a pending question)."""
-    return CONTROL_WORDS.get(strip_mentions(text).strip().strip("`'\".!").lower())
+    """``help`` or ``cancel`` when a reply is one of those words (said to a pending question): a refusal ("no",
+    "nope", "never mind") ends the question like "cancel" (FORMAT.md "Questions")."""
+    return CONTROL_WORDS.get(re.sub(r"\s+", " ", strip_mentions(text).strip().strip("`'\".!,")).lower())
+
+
+def _clean_reply(text: str) -> str:
+    from diagnosis.question import clean_text
+
+    return re.sub(r"\s+", " ", clean_text(strip_mentions(text)).replace("|", " ")).strip().strip("`'\".,")
+
+
+def picked_choice(choices: list[dict[str, str]], text: str, *, parts: bool = True) -> dict[str, str] | None:
+    """The offered choice a reply picks (FORMAT.md "Questions"), or None: an affirmative picks the one choice
+    offered; an ordinal ("2", "the second one", "last") picks by position; the full or short id the bot showed
+    picks that workload; a word that is part of exactly one choice's name ("the staging one") picks it."""
+    if not choices:
+        return None
+    raw = strip_mentions(text).strip()
+    reply = _clean_reply(text)
+    low = reply.lower()
+    if _YES.match(raw.strip(".! ")) or _YES.match(low):
+        return choices[0] if len(choices) == 1 else None
+    ordinal = _ORDINAL.match(low)
+    if ordinal:
+        word = ordinal.group(1).lower()
+        index = len(choices) if word == "last" else int(word) if word.isdigit() else _ORDINALS[word]
+        return choices[index - 1] if 1 <= index <= len(choices) else None
+    hexes = [h.lower() for h in re.findall(r"(?i)\b[0-9a-f]{6,}(?:-[0-9a-f-]+)?\b", reply)]
+    if hexes:
+        by_id = [c for c in choices if any(c["value"].lower().startswith(h) or h in c["label"].lower() for h in hexes)]
+        if len(by_id) == 1:
+            return by_id[0]
+    return _part_of_one_name(choices, low) if parts else None
+
+
+def _part_of_one_name(choices: list[dict[str, str]], low: str) -> dict[str, str] | None:
+    """The one choice whose name has a word of the reply as a part (a ``-``/``.``/``_`` separated piece, or three
+    letters or more inside it); None when the words name none or several."""
+    words = [w for w in re.findall(r"[a-z0-9][a-z0-9._-]*", low) if w not in _NOT_A_PART]
+    hit: dict[tuple[str, str], dict[str, str]] = {}
+    for word in words:
+        owners = []
+        for c in choices:
+            name = c["label"].split(" (", 1)[0].lower()
+            parts = set(re.split(r"[-._/ ]+", name)) | set(re.split(r"[-._/ ]+", c["value"].lower()))
+            if word in parts or (len(word) >= 3 and (word in name or word in c["value"].lower())):
+                owners.append(c)
+        if len(owners) == 1:
+            hit[(owners[0]["field"], owners[0]["value"])] = owners[0]
+    return next(iter(hit.values())) if len(hit) == 1 else None
+
+
+def correction(text: str) -> str | None:
+    """The workload a correction names ("no, I meant train-9", "actually train-9"), or None."""
+    m = _CORRECTION.match(_clean_reply(text))
+    if m is None:
+        return None
+    name = m.group(1)
+    return None if name.lower() in _NOT_A_PART or name.lower() in CONTROL_WORDS else name
 
 
 def is_new_question(question: Question, text: str) -> bool:
@@ -183,12 +290,28 @@ def apply_reply(question: Question, missing: list[str], choices: list[dict[str, 
     if not reply:
         return None
     low = reply.lower()
-    if low.isdigit() and 1 <= int(low) <= len(choices):
-        c = choices[int(low) - 1]
-        return apply_choice(question, c["field"], c["value"])
     for c in choices:
         if low in (c["label"].lower(), c["value"].lower()):
             return apply_choice(question, c["field"], c["value"])
+    picked = picked_choice(choices, text, parts=False)  # a part of a name only after the slots below
+    if picked is not None:
+        return apply_choice(question, picked["field"], picked["value"])
+    if _YES.match(reply) or _ORDINAL.match(low):
+        return None  # a yes or an ordinal that picks nothing offered is no name
+    corrected = correction(text)
+    if corrected is not None:
+        # another workload; the scope already given (cluster, project) is kept
+        return question.model_copy(
+            update={
+                "workload_name": corrected.lower(),
+                "workload_id": None,
+                "candidates": [corrected.lower()],
+                "words": [],
+                "workflow_id": None,
+                "system": None,
+                "text": text,
+            }
+        )
     changed = question
     filled = False
     rest = reply
@@ -238,8 +361,12 @@ def apply_reply(question: Question, missing: list[str], choices: list[dict[str, 
             filled = True
         if filled:
             return changed
-        picked = named_choice(choices, reply)  # "dgx-prod please", "it's dgx-prod", "what about dgx-staging?"
+        # "dgx-prod please", "it's dgx-prod", "what about dgx-staging?", "the staging one"
+        picked = named_choice(choices, reply) or _part_of_one_name(choices, reply.lower())
         return apply_choice(question, picked["field"], picked["value"]) if picked is not None else None
+    part = _part_of_one_name(choices, low)
+    if part is not None and low not in {c["label"].lower() for c in choices}:
+        return apply_choice(question, part["field"], part["value"])
     asked = [m for m in missing if m in ("cluster", "project", "workload")]
     if len(asked) == 1:
         return apply_choice(changed, asked[0], reply)
