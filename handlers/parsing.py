@@ -353,8 +353,14 @@ def apply_reply(question: Question, missing: list[str], choices: list[dict[str, 
             changed, filled = apply_choice(changed, "project", parsed.project), True
         if parsed.cluster:
             changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
-        if "workload" in missing and (parsed.workload_name or parsed.workload_id):
-            changed = apply_choice(changed, "workload", parsed.workload_id or parsed.workload_name or "")
+        named = parsed.workload_id or parsed.workload_name
+        if not filled and named and not any(named.lower() == c["value"].lower() for c in choices):
+            # "the v2 one" names an offered choice by a part of its name before it names a workload "v2"
+            part = _part_of_one_name(choices, reply.lower())
+            if part is not None:
+                return apply_choice(question, part["field"], part["value"])
+        if "workload" in missing and named:
+            changed = apply_choice(changed, "workload", named)
             filled = True
         if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
             changed = changed.model_copy(update={"scopes": parsed.scopes})
