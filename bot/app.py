@@ -225,6 +225,7 @@ def build_bot(
         ignoring_self_events_enabled=True,
     )
     doctor = Doctor(backends, store, policy, answer_fn=answer_fn, conversation_ttl=settings.conversation_ttl)
+    doctor.rate_limit = settings.rate_limit
     client = app.client
     watches = Watches(
         doctor,

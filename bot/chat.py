@@ -14,6 +14,7 @@ from bot.policy import Policy
 from bot.state import Store
 from diagnosis.answer import Backends
 from handlers.blocks import Message, Snippet, blocks_to_text
+from handlers.digests import DigestDesk
 from handlers.doctor import Doctor
 from handlers.parsing import Ask, parse_command
 from handlers.report_cache import AnswerFn
@@ -63,7 +64,10 @@ async def chat(
     first: str | None = None,
 ) -> None:
     """Run the conversation until ``quit`` or end of input."""
-    doctor = Doctor(backends, Store(None), policy or Policy(), answer_fn=answer_fn)
+    access = policy or Policy()
+    doctor = Doctor(backends, Store(None), access, answer_fn=answer_fn)
+    # digests on demand ("digest 24h", "what failed today?"), as in Slack (no schedules in a terminal)
+    doctor.digests = DigestDesk(backends, access, store=doctor.store)
     surface = TerminalSurface(out)
 
     def default_read() -> str | None:
@@ -73,7 +77,10 @@ async def chat(
             return None
 
     reader = read or default_read
-    surface._print("Workload Doctor (terminal). Ask e.g. 'why did train-7 fail in project nlp?'; 'quit' to stop.")
+    surface._print(
+        "Workload Doctor (terminal). Ask e.g. 'why did train-7 fail in project nlp?', or 'what failed today?' "
+        "(a digest); 'quit' to stop."
+    )
     pending = [first] if first else []
     while True:
         line = pending.pop(0) if pending else await asyncio.to_thread(reader)

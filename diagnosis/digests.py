@@ -328,6 +328,64 @@ def parse_digest_text(text: str | None) -> DigestAsk:
     return ask
 
 
+#: A digest asked in words (issue 21): "what failed today?", "any failures since 9am in nlp?", "which jobs died
+#: overnight", "show me this week's failures". A question about one named workload is never one of these (the
+#: caller checks that the text names no workload first).
+_DIGEST_WORDS = re.compile(
+    r"(?i)\b(?:what|which|any|all|anything|how\s+many|list|show(?:\s+me)?|summar\w*|recap)\b"
+    r"(?:\s+(?:of\s+)?(?:the\s+|our\s+|my\s+|this\s+\w+'s\s+)?[\w'-]+){0,3}?\s+"
+    r"(?:fail(?:ed|ures?|ing)?|broke|crash(?:ed|es)?|died|errored)\b|"
+    r"\bfailures\s+(?:since|today|overnight|this|last|in|for|on|from|of)\b|"
+    r"\b(?:today'?s|yesterday'?s|this\s+week'?s|overnight|nightly)\s+failures\b"
+)
+_CLOCK = re.compile(r"(?i)\bsince\s+(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\b(?!\s*[mhd]\b)")
+_SPAN = re.compile(
+    r"(?i)\b(?:last|past|previous|in\s+the\s+last|over\s+the\s+last)\s+(\d+|an?|one|two|three|few)?\s*"
+    r"(minutes?|mins?|hours?|hrs?|days?|weeks?)\b"
+)
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "few": 3}
+_UNIT = {"m": ("min", "minute", "mins", "minutes"), "h": ("hour", "hours", "hr", "hrs"), "d": ("day", "days")}
+
+
+def is_digest_words(text: str | None) -> bool:
+    """Whether ``text`` asks, in words, which workloads failed in a window (a digest), not about one workload."""
+    return bool(_DIGEST_WORDS.search(text or ""))
+
+
+def window_in_words(text: str, now: datetime) -> str | None:
+    """The window a digest asked in words names, as ``since`` (``90m``, ``24h``, ``7d``), or None when it names
+    none. "today", "overnight" and "last night" are the last 24 hours; "since 9am" counts from that time today
+    (UTC; yesterday when it is still before it); "this week" is 7 days; "yesterday" is 48 hours; "last 3 hours" is
+    3 hours."""
+    clock = _CLOCK.search(text)
+    if clock:
+        hour, minute, half = int(clock.group(1)), int(clock.group(2) or 0), (clock.group(3) or "").lower()
+        if half == "pm" and hour < 12:
+            hour += 12
+        if half == "am" and hour == 12:
+            hour = 0
+        if hour < 24 and minute < 60:
+            start = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+            if start > now:
+                start -= timedelta(days=1)
+            return f"{max(1, int((now - start).total_seconds() // 60))}m"
+    span = _SPAN.search(text)
+    if span:
+        count = span.group(1) or "1"
+        n = int(count) if count.isdigit() else _NUMBER_WORDS.get(count.lower(), 1)
+        unit = span.group(2).lower()
+        if unit.startswith("week"):
+            return f"{7 * n}d"
+        letter = next(k for k, words in _UNIT.items() if unit in words)
+        return f"{n}{letter}"
+    low = text.lower()
+    if "this week" in low or "past week" in low or "last week" in low:
+        return "7d"
+    if "yesterday" in low:
+        return "48h"
+    return None
+
+
 def merge_ask(explicit: DigestAsk, base: DigestAsk) -> DigestAsk:
     """Keys set in ``explicit`` win over ``base``; unset ones come from it."""
     data = base.model_dump()

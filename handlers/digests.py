@@ -25,10 +25,12 @@ from diagnosis.digests import (
     DigestItem,
     family,
     filter_digest,
+    is_digest_words,
     next_slot,
     parse_digest_text,
+    window_in_words,
 )
-from diagnosis.question import Question, QuestionError
+from diagnosis.question import Question, QuestionError, parse_text
 from diagnosis.units import parse_time
 from handlers.blocks import Message, Snippet, escape, text_message
 from handlers.digest_blocks import digest_thread, render_digest_blocks
@@ -55,9 +57,34 @@ class DigestSurface(Protocol):
     async def find_tagged(self, event_type: str, key: str, oldest: float) -> str | None: ...
 
 
+_CLOCKISH = re.compile(r"(?i)^(?:\d{1,2}(?::\d\d)?(?:am|pm)?|\d+\s*[mhdw])$")
+_TIME_WORDS = frozenset(
+    "last past previous morning evening afternoon night overnight week weekend day days hour hours today "
+    "yesterday now".split()
+)
+
+
 def is_digest(text: str) -> bool:
-    """Whether a command's text asks for a digest (``digest 24h project=nlp``, ``digest status``)."""
-    return bool(DIGEST_WORD.match(text or ""))
+    """Whether a text asks for a digest: ``digest 24h project=nlp``, ``digest status``, or in words ("what failed
+    today?", "any failures since 9am in nlp?") when it names no workload (issue 21)."""
+    if DIGEST_WORD.match(text or ""):
+        return True
+    if not is_digest_words(text):
+        return False
+    parsed = parse_text(text)
+    named = [c for c in parsed.candidates if not _CLOCKISH.match(c)]
+    return not (named or parsed.workload_id or parsed.workflow_id)
+
+
+def digest_scope_in_words(text: str) -> tuple[str | None, list[str] | None]:
+    """The cluster and projects a digest asked in words names ("in nlp", "project nlp", "on dgx-prod")."""
+    parsed = parse_text(text)
+    projects = [parsed.project] if parsed.project else []
+    cluster = parsed.cluster or parsed.cluster_id or parsed.cluster_hint
+    for scope in parsed.scopes:
+        if scope.lower() not in _TIME_WORDS and not _CLOCKISH.match(scope) and scope != cluster:
+            projects.append(scope)
+    return cluster, (list(dict.fromkeys(projects)) or None)
 
 
 def fallback(digest: Digest) -> str:
@@ -201,7 +228,12 @@ class DigestDesk:
     def ask_for(self, text: str, channel: str) -> DigestAsk:
         """The digest a command's text asks for, the channel's default cluster filling a missing one."""
         words = DIGEST_WORD.sub("", text or "", count=1)
-        ask = parse_digest_text(words)
+        if DIGEST_WORD.match(text or ""):
+            ask = parse_digest_text(words)
+        else:
+            # asked in words: "today" is the last 24 hours unless a time is given (issue 21)
+            ask = DigestAsk(text=words, since=window_in_words(words, self.backends.now()))
+            ask.cluster_id, ask.projects = digest_scope_in_words(words)
         if not ask.since:
             ask.since = "24h"
         defaults = self.policy.defaults_for(channel)

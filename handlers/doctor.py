@@ -42,7 +42,7 @@ from diagnosis.question import Question, QuestionError
 from diagnosis.report import Choice, Outcome, Report
 from handlers import messages
 from handlers.blocks import Message, Overflow, Rendered, render_report, spill, text_message
-from handlers.digests import is_digest
+from handlers.digests import DIGEST_WORD, is_digest
 from handlers.messages import HELP, REFUSAL
 from handlers.parsing import (
     ASKING,
@@ -89,6 +89,8 @@ __all__ = [  # the names other modules (and tests) import from here; they live i
 ]
 
 log = logging.getLogger(__name__)
+#: the rate limit's window (seconds): a fixed clock minute
+RATE_WINDOW = 60
 
 #: a ``/diagnose <one name>`` waits this long for its answer before the public "diagnosing…" message: a name
 #: that exists nowhere is usually known by then, and is answered privately with nothing said in the channel
@@ -152,6 +154,9 @@ class Doctor:
         self.watches: Watches | None = None
         #: answers "digest …" (``handlers.digests.DigestDesk``); None: digests are not offered
         self.digests: DigestDesk | None = None
+        #: diagnoses (and digests) a person may start a minute (issue 21: each counts once, when it starts; help,
+        #: follow-ups and the Evidence / Logs buttons are free); None: no limit (the terminal)
+        self.rate_limit: int | None = None
         #: conversations this process asked a follow-up in (key -> monotonic expiry): with Redis away, a reply
         #: there is told the question is lost instead of getting no answer (issue 15)
         self._asked: dict[tuple[str, ...], float] = {}
@@ -174,7 +179,9 @@ class Doctor:
             if await self.follow_up(ask, surface, claimed=True, only_if_answers=True):
                 return
         if self.digests is not None and is_digest(strip_mentions(ask.text)):
-            await self._digest(ask, surface)
+            words = DIGEST_WORD.sub("", strip_mentions(ask.text), count=1).strip().lower()
+            if words == "status" or await self._admit(ask, surface):
+                await self._digest(ask, surface)
             return
         command = getattr(self.watches, "command", None)  # unwatch X, watches (handlers.watch)
         if command is not None and await command(ask, surface):
@@ -187,7 +194,9 @@ class Doctor:
         except QuestionError as exc:
             await self._reply(ask, surface, messages.could_not_read(exc), private=True)
             return
-        if not (question.workload_name or question.workload_id or question.workflow_id) and question.kind == "runai":
+        named = question.workload_name or question.workload_id or question.workflow_id or question.candidates
+        if not named and question.kind == "runai":
+            # "/diagnose W P C" names a workload (a candidate) even without a question word: it is diagnosed
             if not ASKING.search(question.text or ""):
                 # not a question (a mistyped command): the help goes to the asker only
                 await self._reply(ask, surface, text_message(messages.NOT_A_QUESTION), private=True)
@@ -195,7 +204,19 @@ class Doctor:
         if question.kind == "osmo_watch" and self.watches is not None and self.backends.osmo is not None:
             await self.watches.start(ask, question, surface)
             return
-        await self._run(ask, question, surface)
+        if await self._admit(ask, surface):
+            await self._run(ask, question, surface)
+
+    async def _admit(self, ask: Ask, surface: Surface) -> bool:
+        """Count one diagnosis against the asker's rate limit as it starts; a refusal says when to retry."""
+        if self.rate_limit is None:
+            return True
+        if await self.store.allow(ask.team, ask.user, self.rate_limit, RATE_WINDOW):
+            return True
+        log.info("rate limited: user %s", ask.user)
+        wait = int(RATE_WINDOW - time.time() % RATE_WINDOW) + 1
+        await self._reply(ask, surface, text_message(messages.rate_limited(wait)), private=True)
+        return False
 
     async def follow_up(
         self,
@@ -242,6 +263,12 @@ class Doctor:
         if control == "cancel":
             await self._reply(ask, surface, messages.dropped(asked_about(question)))
             return True
+        if choice is None and self.digests is not None and is_digest(strip_mentions(ask.text)):
+            # "digest" (or "what failed today?") in a thread with a pending question: the digest, and the question
+            # stays pending (never swallowed as its answer)
+            await self._keep(key, conv)
+            await self._digest(ask, surface)
+            return True
         if choice is None and not _short_pick(choices, ask.text) and is_new_question(question, ask.text):
             # a new question in the thread replaces the pending one (the old one is dropped, not answered)
             try:
@@ -249,7 +276,8 @@ class Doctor:
             except QuestionError as exc:
                 await self._reply(ask, surface, messages.could_not_read(exc), private=True)
                 return True
-            await self._run(ask, fresh, surface)
+            if await self._admit(ask, surface):  # a new question in the thread is a new diagnosis
+                await self._run(ask, fresh, surface)
             return True
         if choice is not None:
             allowed = {(c["field"], c["value"]) for c in choices}

@@ -30,6 +30,8 @@ HELP = (
     "_what does policy-train-42 do?_, _list recent workflows_\n"
     "• `/diagnose watch sdg-render-7 [every 30s]`: I post each state change in a thread until it ends; "
     "`/diagnose watches` lists the channel's watches, `/diagnose unwatch sdg-render-7` stops one.\n"
+    "• Digests: `/diagnose digest [24h] [project=P]` or _what failed today?_, _any failures since 9am in nlp?_: "
+    "the failures of a window by diagnosed cause; `/diagnose digest status` shows the channel's schedules.\n"
     "If something is missing (cluster, project, which workload) I ask in the thread; reply there or "
     "press a button."
 )
@@ -132,3 +134,8 @@ def failure(exc: BaseException, ref: str) -> Message:
         )
     log.error("[ref %s] diagnosis failed", ref, exc_info=exc)
     return text_message(f":warning: Something went wrong while diagnosing (ref `{ref}`).")
+
+
+def rate_limited(wait_seconds: int) -> str:
+    """The rate limit's refusal, saying when to try again (issue 21)."""
+    return f"You're asking faster than I can diagnose: please try again in {wait_seconds} s."

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,15 +24,17 @@ from bot.shedding import current as current_work
 from diagnosis import metrics
 from handlers.blocks import text_message
 from handlers.doctor import REFUSAL, Ask
+from handlers.messages import rate_limited
 from handlers.slack_surface import SlackSurface
 
 log = logging.getLogger(__name__)
 Next = Callable[[], Awaitable[None]]
-RATE_LIMITED = "You're asking faster than I can diagnose: please wait a minute and try again."
+RATE_LIMITED = "You're asking faster than I can diagnose: please try again in"  # "… in 42 s."
 
 
 def _costly(body: dict[str, Any]) -> bool:
-    """Requests that start or read a diagnosis: commands, mentions, choice, digest and card buttons."""
+    """Requests that start or read a diagnosis (authorised and bounded before any work): commands, mentions,
+    choice, digest and card buttons."""
     if body.get("command"):
         return True
     if body.get("type") == "event_callback":
@@ -41,6 +44,20 @@ def _costly(body: dict[str, Any]) -> bool:
             str(a.get("action_id", "")).startswith(("wd_choice", "wd_digest", "wd_card"))
             for a in body.get("actions") or []
         )
+    return False
+
+
+#: Buttons that start a diagnosis again: Re-diagnose (past the cache), a digest's Refresh and Diagnose newest.
+#: Choices (a follow-up's answer), Evidence, Logs and Show all are free (issue 21).
+CHARGED_ACTIONS = ("wd_card_rediagnose", "wd_digest_refresh", "wd_digest_newest")
+
+
+def _charged(body: dict[str, Any]) -> bool:
+    """Buttons counted against the rate limit. Questions (commands, mentions, a new question in a thread) are
+    counted by the doctor when their diagnosis starts (:meth:`handlers.doctor.Doctor._admit`): help and the
+    answers to its follow-up questions are free."""
+    if body.get("type") == "block_actions":
+        return any(str(a.get("action_id", "")) in CHARGED_ACTIONS for a in body.get("actions") or [])
     return False
 
 
@@ -89,10 +106,10 @@ class RateLimit:
         self.limit = limit
 
     async def admit(self, body: dict[str, Any], client: Any) -> bool:
-        if not _costly(body) or await self.store.allow(_team(body), _user(body), self.limit):
+        if not _charged(body) or await self.store.allow(_team(body), _user(body), self.limit):
             return True
         log.info("rate limited: user %s", _user(body))
-        await tell_privately(body, client, RATE_LIMITED)
+        await tell_privately(body, client, rate_limited(int(60 - time.time() % 60) + 1))
         return False
 
 

@@ -44,6 +44,8 @@ class ConversationStore(JsonStore, Protocol):
 
     async def take_json(self, *parts: str) -> Any: ...
 
+    async def allow(self, team: str, user: str, limit: int, window: int = 60) -> bool: ...
+
 
 class WatchStore(JsonStore, Protocol):
     """The part of :class:`bot.state.Store` the watches use (:mod:`handlers.watch`): the watch records, their

@@ -217,7 +217,7 @@ def test_slack_manifest_grants_every_scope_event_and_component_the_bot_uses() ->
         assert "commands" in scopes
         assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/diagnose"]
     hint = manifest["features"]["slash_commands"][0]["usage_hint"]
-    for sub in ("watch", "unwatch", "watches", "help"):
+    for sub in ("digest", "watch", "unwatch", "watches", "help"):
         assert sub in hint
     events = set(manifest["settings"]["event_subscriptions"]["bot_events"])
     for event in re.findall(r"app\.event\(\"(\w+)\"\)", source):

@@ -20,7 +20,7 @@ from diagnosis.wording import card_time, card_value, dedupe, focus_log, header_t
 from handlers.blocks import render_report
 from handlers.card import text_chars
 from handlers.card_buttons import question_of
-from handlers.middleware import _costly
+from handlers.middleware import _charged, _costly
 
 T = datetime(2026, 11, 28, 10, 14, 7, tzinfo=UTC)
 
@@ -133,8 +133,11 @@ def test_card_buttons_pass_the_policy_and_rate_limit_and_name_what_to_reread() -
     buttons = [e for b in r.main.blocks if b["type"] == "actions" for e in b["elements"]]
     ids = [b.get("action_id") for b in buttons]
     assert ids[:2] == ["wd_card_evidence", "wd_card_rediagnose"]
+    # Re-diagnose starts a diagnosis and counts against the rate limit; Evidence only reads one (free)
     for b in buttons[:2]:
-        assert _costly({"type": "block_actions", "actions": [b]})
+        assert _costly({"type": "block_actions", "actions": [b]})  # both pass the access policy
+    assert _charged({"type": "block_actions", "actions": [buttons[1]]})
+    assert not _charged({"type": "block_actions", "actions": [buttons[0]]})
     q = question_of(buttons[0]["value"])
     assert q is not None and (q.cluster_id, q.workload_id) == ("c1", "w1")
     assert question_of('{"s":"osmo","id":"wf-1"}').workflow_id == "wf-1"  # type: ignore[union-attr]

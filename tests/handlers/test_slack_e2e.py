@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -286,14 +287,30 @@ async def test_rate_limit_per_user(slack: SlackMock, prefix: str, tmp_path: Path
         second = await h.command("train-gpt2 project=nlp", user=ALICE, channel=CHAN)
         await h.event(mention("why did train-gpt2 fail in project nlp?", "700.000100", user=ALICE, channel=CHAN))
         await h.settle()
-    # a mention over the limit is answered with an ephemeral message in its thread
-    ephemeral = [c.body for c in slack.of("chat.postEphemeral")]
-    assert [(b["text"], b["user"], b["thread_ts"]) for b in ephemeral] == [(RATE_LIMITED, ALICE, "700.000100")]
-    # both acked at once (the limit is checked after the ack); the second is told privately, not diagnosed
+    # both acked at once (the limit is checked after the ack, when the diagnosis would start); the second command
+    # and the mention are told privately, saying when to retry, and not diagnosed
     assert first.content == b"" and second.content == b""
-    told = [c.body for c in slack.of("webhook")]
-    assert [(b["text"], b["response_type"]) for b in told] == [(RATE_LIMITED, "ephemeral")]
+    told = [c.body for c in slack.of("chat.postEphemeral")] + [c.body for c in slack.of("webhook")]
+    refusals = [b for b in told if str(b.get("text", "")).startswith(RATE_LIMITED)]
+    assert len(refusals) == 2, told
+    assert all(re.search(r"try again in \d+ s\.$", b["text"]) for b in refusals)
     assert len(slack.of("chat.postMessage")) == 1
+
+
+async def test_help_and_follow_up_answers_do_not_count_against_the_rate_limit(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    if time.time() % 60 > 50:
+        await asyncio.sleep(60.5 - time.time() % 60)
+    async with running(slack, prefix, tmp_path, "missing-cluster", rate_limit=1) as h:
+        await h.command("help", user=ALICE, channel=BARE)
+        await h.event(mention("why did asr-conformer fail in project speech?", "710.000100", user=ALICE, channel=BARE))
+        await h.settle()
+        await h.event(thread_message("dgx-prod", "710.000200", "710.000100", user=ALICE, channel=BARE))
+        await h.settle()
+    assert any("CRASH_APP_ERROR" in (u.get("text") or "") for u in finals(slack))
+    told = [c.body for c in slack.of("chat.postEphemeral")] + [c.body for c in slack.of("webhook")]
+    assert not any(str(b.get("text", "")).startswith(RATE_LIMITED) for b in told)
 
 
 # -- untrusted text ------------------------------------------------------------------------------

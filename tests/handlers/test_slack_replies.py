@@ -134,3 +134,16 @@ async def test_the_short_id_the_bot_showed_picks_that_workload(slack: SlackMock,
     assert "CRASH_APP_ERROR" in _last(slack)
     answered = [c.body for c in slack.of("chat.update")][-1]
     assert TWIN in str(answered), "the workload picked by its short id is the one diagnosed"
+
+
+async def test_digest_in_a_thread_with_a_pending_question_is_a_digest_and_the_question_stays(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    async with running(slack, prefix, tmp_path, CASE) as h:
+        await _start(h, "why did asr-conformer fail in project speech?")
+        await _say(h, "what failed today?", 1)
+        assert _pending(prefix) is not None, "the question is still pending"
+        posted = [c.body.get("text") or "" for c in slack.of("chat.postMessage")]
+        assert any("Failures digest" in t for t in posted), posted
+        await _say(h, "dgx-prod", 2)
+    assert "CRASH_APP_ERROR" in _last(slack)
