@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,40 +160,27 @@ def test_did_you_mean_lists_the_closest_first_and_the_newest_failure_breaks_a_ti
     assert names.index("bert-ft-long-name") > 1  # the newest failure, but not as close
 
 
-def test_the_json_answer_carries_the_cards_choices(tmp_path: Any) -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
+def _cli(tmp_path: Path, ask_text: str, *args: str) -> str:
+    """``workload-doctor diagnose [args] --snapshot F`` on the world asked ``ask_text``: its stdout."""
     snap = _world()
-    snap["ask"] = {"text": "why did llama-ft-3 fail in nlp?"}
+    snap["ask"] = {"text": ask_text}
     path = tmp_path / "ask.json"
     path.write_text(json.dumps(snap))
     cli = str(Path(sys.executable).parent / "workload-doctor")
-    out = subprocess.run([cli, "diagnose", "--snapshot", str(path), "--format", "json"], capture_output=True, text=True)
-    data = json.loads(out.stdout)
+    return subprocess.run([cli, "diagnose", *args, "--snapshot", str(path)], capture_output=True, text=True).stdout
+
+
+def test_the_json_answer_carries_the_cards_choices(tmp_path: Path) -> None:
+    data = json.loads(_cli(tmp_path, "why did llama-ft-3 fail in nlp?", "--format", "json"))
     buttons = [e for b in data["blocks"] if b.get("type") == "actions" for e in b["elements"]]
     assert [c["label"] for c in data["choices"]] == [b["text"]["text"] for b in buttons]
     assert data["missing"] == ["cluster"]
-    typed = subprocess.run(
-        [cli, "diagnose", "why did train-7 fail in nlp-train on dgx-prod", "--snapshot", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    assert typed.stdout.startswith("DIAGNOSED: NODE_FAILURE — Node failure: train-7"), typed.stdout[:300]
+    typed = _cli(tmp_path, "why did llama-ft-3 fail in nlp?", "why did train-7 fail in nlp-train on dgx-prod")
+    assert typed.startswith("DIAGNOSED: NODE_FAILURE — Node failure: train-7"), typed[:300]  # the typed one wins
 
 
-def test_a_header_is_the_verdict_words_and_the_name_never_the_code_repeated(tmp_path: Any) -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    snap = _world()
-    snap["ask"] = {"text": "why did lama-ft-3 fail in nlp on dgx-prod?"}
-    path = tmp_path / "ask.json"
-    path.write_text(json.dumps(snap))
-    cli = str(Path(sys.executable).parent / "workload-doctor")
-    out = subprocess.run([cli, "diagnose", "--snapshot", str(path)], capture_output=True, text=True).stdout
+def test_a_header_is_the_verdict_words_and_the_name_never_the_code_repeated(tmp_path: Path) -> None:
+    out = _cli(tmp_path, "why did lama-ft-3 fail in nlp on dgx-prod?")
     first, second = out.splitlines()[:2]
     assert first == "Not found: lama-ft-3"
     assert "on cluster dgx-prod" in second and "71f69d83" not in second  # the cluster's name; its id in evidence
