@@ -255,29 +255,7 @@ class Doctor:
         choices: list[dict[str, str]] = conv.get("choices") or []
         missing: list[str] = conv.get("missing") or []
         updated: Question | None
-        control = control_word(ask.text) if choice is None else None
-        if control == "help":
-            await self._keep(key, conv)  # the question is still pending
-            await self._reply(ask, surface, messages.help_while_pending(asked_about(question), missing), private=True)
-            return True
-        if control == "cancel":
-            await self._reply(ask, surface, messages.dropped(asked_about(question)))
-            return True
-        if choice is None and self.digests is not None and is_digest(strip_mentions(ask.text)):
-            # "digest" (or "what failed today?") in a thread with a pending question: the digest, and the question
-            # stays pending (never swallowed as its answer)
-            await self._keep(key, conv)
-            await self._digest(ask, surface)
-            return True
-        if choice is None and not _short_pick(choices, ask.text) and is_new_question(question, ask.text):
-            # a new question in the thread replaces the pending one (the old one is dropped, not answered)
-            try:
-                fresh = question_for(ask, await self._defaults(ask, question))
-            except QuestionError as exc:
-                await self._reply(ask, surface, messages.could_not_read(exc), private=True)
-                return True
-            if await self._admit(ask, surface):  # a new question in the thread is a new diagnosis
-                await self._run(ask, fresh, surface)
+        if choice is None and await self._not_an_answer(ask, surface, key, conv, question, missing, choices):
             return True
         if choice is not None:
             allowed = {(c["field"], c["value"]) for c in choices}
@@ -301,6 +279,45 @@ class Doctor:
             except Exception:
                 log.exception("follow-up accept hook failed")
         await self._run(ask, updated, surface)
+        return True
+
+    async def _not_an_answer(
+        self,
+        ask: Ask,
+        surface: Surface,
+        key: tuple[str, ...],
+        conv: dict[str, Any],
+        question: Question,
+        missing: list[str],
+        choices: list[dict[str, str]],
+    ) -> bool:
+        """A typed reply that is not an answer to the pending question, handled: ``help`` (the question stays),
+        a refusal or ``cancel`` (dropped), a digest (the question stays), a new question (it replaces the
+        pending one). False when the reply is to be read as an answer."""
+        control = control_word(ask.text)
+        if control == "help":
+            await self._keep(key, conv)  # the question is still pending
+            await self._reply(ask, surface, messages.help_while_pending(asked_about(question), missing), private=True)
+            return True
+        if control == "cancel":
+            await self._reply(ask, surface, messages.dropped(asked_about(question)))
+            return True
+        if self.digests is not None and is_digest(strip_mentions(ask.text)):
+            # "digest" (or "what failed today?") in a thread with a pending question: the digest, and the question
+            # stays pending (never swallowed as its answer)
+            await self._keep(key, conv)
+            await self._digest(ask, surface)
+            return True
+        if _short_pick(choices, ask.text) or not is_new_question(question, ask.text):
+            return False
+        # a new question in the thread replaces the pending one (the old one is dropped, not answered)
+        try:
+            fresh = question_for(ask, await self._defaults(ask, question))
+        except QuestionError as exc:
+            await self._reply(ask, surface, messages.could_not_read(exc), private=True)
+            return True
+        if await self._admit(ask, surface):  # a new question in the thread is a new diagnosis
+            await self._run(ask, fresh, surface)
         return True
 
     # -- the work ----------------------------------------------------------------------------

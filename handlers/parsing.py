@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from diagnosis.question import UUID_RE, Question, QuestionError, parse_text
 from diagnosis.report import Report
@@ -280,53 +280,59 @@ def named_choice(choices: list[dict[str, str]], text: str) -> dict[str, str] | N
     return next(iter(named.values())) if len(named) == 1 else None
 
 
-def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
-    """A typed answer to a follow-up question, or None when it fills nothing (issue 11 §2: slot filling).
+_NOTHING = object()  # a stage of apply_reply that did not decide
 
-    The reply fills the slots it names (``project P cluster C``, ``cluster=C project=P``, ``P on C``, a UUID) and
-    otherwise only the slots that were asked: a one-word reply fills the one slot asked; when several were asked it
-    is checked against what exists (a project or cluster of that name), else taken for the workload."""
+
+def apply_reply(question: Question, missing: list[str], choices: list[dict[str, str]], text: str) -> Question | None:
+    """A typed answer to a follow-up question, or None when it fills nothing (issue 11 §2: slot filling; issue 21:
+    replies in people's words).
+
+    In order: a choice picked (its label, yes, an ordinal, the id shown), a correction naming another workload,
+    the slots the reply names (``project P cluster C``, ``cluster=C project=P``, ``P on C``, a UUID), a part of one
+    choice's name, and otherwise only the slots that were asked: a one-word reply fills the one slot asked; when
+    several were asked it is checked against what exists (a project or cluster of that name), else taken for the
+    workload."""
     reply = strip_mentions(text).strip().strip("`'\".")
     if not reply:
         return None
+    for stage in (_reply_picks, _reply_names_slots, _reply_in_words):
+        decided = stage(question, missing, choices, text, reply)
+        if decided is not _NOTHING:
+            return cast("Question | None", decided)
+    return _reply_one_word(question, missing, choices, reply)
+
+
+def _reply_picks(question: Question, missing: list[str], choices: list[dict[str, str]], text: str, reply: str) -> Any:
+    """An offered choice (its label or value, yes, an ordinal, the id shown) or a correction; else ``_NOTHING``."""
     low = reply.lower()
     for c in choices:
         if low in (c["label"].lower(), c["value"].lower()):
             return apply_choice(question, c["field"], c["value"])
-    picked = picked_choice(choices, text, parts=False)  # a part of a name only after the slots below
+    picked = picked_choice(choices, text, parts=False)  # a part of a name only after the slots
     if picked is not None:
         return apply_choice(question, picked["field"], picked["value"])
     if _YES.match(reply) or _ORDINAL.match(low):
         return None  # a yes or an ordinal that picks nothing offered is no name
     corrected = correction(text)
-    if corrected is not None:
-        # another workload; the scope already given (cluster, project) is kept
-        return question.model_copy(
-            update={
-                "workload_name": corrected.lower(),
-                "workload_id": None,
-                "candidates": [corrected.lower()],
-                "words": [],
-                "workflow_id": None,
-                "system": None,
-                "text": text,
-            }
-        )
+    if corrected is None:
+        return _NOTHING
+    # another workload; the scope already given (cluster, project) is kept
+    update = {"workload_name": corrected.lower(), "workload_id": None, "candidates": [corrected.lower()]}
+    return question.model_copy(update={**update, "words": [], "workflow_id": None, "system": None, "text": text})
+
+
+def _reply_names_slots(
+    question: Question, missing: list[str], choices: list[dict[str, str]], text: str, reply: str
+) -> Any:
+    """The slots the reply names with their keys (``project=P``), a UUID, or ``P on C``; else ``_NOTHING``."""
     changed = question
     filled = False
-    rest = reply
     for m in _SLOT_RE.finditer(reply):
         key, value = m.group(1).lower(), m.group(2).strip(".")
         if value.lower() in {"is", "the", "on", "in"}:
             continue
-        if key in ("cluster", "cluster_id"):
-            changed = apply_choice(changed, "cluster", value)
-        elif key == "project":
-            changed = apply_choice(changed, "project", value)
-        else:
-            changed = apply_choice(changed, "workload", value)
-        filled = True
-        rest = rest.replace(m.group(0), " ")
+        slot = "cluster" if key in ("cluster", "cluster_id") else "project" if key == "project" else "workload"
+        changed, filled = apply_choice(changed, slot, value), True
     if filled:
         return changed
     uuid = UUID_RE.search(reply)
@@ -335,54 +341,63 @@ def apply_reply(question: Question, missing: list[str], choices: list[dict[str, 
         if "cluster" in missing and (not question.workload_id or "workload" not in missing):
             # a UUID answering "which cluster?" is the cluster (resolution re-checks it against the clusters)
             changed = apply_choice(changed, "cluster_id", value)
-            changed = changed.model_copy(update={"uuids": [value, *(u for u in changed.uuids if u != value)]})
-        else:
-            changed = apply_choice(changed, "workload_id", value)
-        return changed
+            return changed.model_copy(update={"uuids": [value, *(u for u in changed.uuids if u != value)]})
+        return apply_choice(changed, "workload_id", value)
     pair = _PAIR_RE.match(reply)
     if pair and ("project" in missing or "cluster" in missing):
         first, second = pair.group(1), pair.group(2)
         if "project" in missing or not question.project:
             changed = apply_choice(changed, "project", first)
-        changed = apply_choice(changed, "cluster", second)
+        return apply_choice(changed, "cluster", second)
+    return _NOTHING
+
+
+def _reply_in_words(
+    question: Question, missing: list[str], choices: list[dict[str, str]], text: str, reply: str
+) -> Any:
+    """A reply of several words read as a question ("it's in speech on dgx-prod", "the v2 one"); ``_NOTHING`` for
+    a one-word reply."""
+    if _TOKEN.fullmatch(reply):
+        return _NOTHING
+    changed, filled = question, False
+    parsed = parse_text(reply)
+    if parsed.project and not question.project:
+        changed, filled = apply_choice(changed, "project", parsed.project), True
+    if parsed.cluster:
+        changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
+    named = parsed.workload_id or parsed.workload_name
+    if not filled and named and not any(named.lower() == c["value"].lower() for c in choices):
+        # "the v2 one" names an offered choice by a part of its name before it names a workload "v2"
+        part = _part_of_one_name(choices, reply.lower())
+        if part is not None:
+            return apply_choice(question, part["field"], part["value"])
+    if "workload" in missing and named:
+        changed, filled = apply_choice(changed, "workload", named), True
+    if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
+        changed, filled = changed.model_copy(update={"scopes": parsed.scopes}), True
+    if filled:
         return changed
-    single = bool(_TOKEN.fullmatch(reply))
-    if not single:
-        parsed = parse_text(reply)
-        if parsed.project and not question.project:
-            changed, filled = apply_choice(changed, "project", parsed.project), True
-        if parsed.cluster:
-            changed, filled = apply_choice(changed, "cluster", parsed.cluster), True
-        named = parsed.workload_id or parsed.workload_name
-        if not filled and named and not any(named.lower() == c["value"].lower() for c in choices):
-            # "the v2 one" names an offered choice by a part of its name before it names a workload "v2"
-            part = _part_of_one_name(choices, reply.lower())
-            if part is not None:
-                return apply_choice(question, part["field"], part["value"])
-        if "workload" in missing and named:
-            changed = apply_choice(changed, "workload", named)
-            filled = True
-        if not filled and parsed.scopes and ("project" in missing or "cluster" in missing):
-            changed = changed.model_copy(update={"scopes": parsed.scopes})
-            filled = True
-        if filled:
-            return changed
-        # "dgx-prod please", "it's dgx-prod", "what about dgx-staging?", "the staging one"
-        picked = named_choice(choices, reply) or _part_of_one_name(choices, reply.lower())
-        return apply_choice(question, picked["field"], picked["value"]) if picked is not None else None
+    # "dgx-prod please", "it's dgx-prod", "what about dgx-staging?", "the staging one"
+    picked = named_choice(choices, reply) or _part_of_one_name(choices, reply.lower())
+    return apply_choice(question, picked["field"], picked["value"]) if picked is not None else None
+
+
+def _reply_one_word(question: Question, missing: list[str], choices: list[dict[str, str]], reply: str) -> Question:
+    """A one-word reply: a part of one choice's name, else the one slot asked, else checked against what exists."""
+    low = reply.lower()
     part = _part_of_one_name(choices, low)
     if part is not None and low not in {c["label"].lower() for c in choices}:
         return apply_choice(question, part["field"], part["value"])
     asked = [m for m in missing if m in ("cluster", "project", "workload")]
     if len(asked) == 1:
-        return apply_choice(changed, asked[0], reply)
+        return apply_choice(question, asked[0], reply)
     # several slots asked, one word: the control plane decides what it names (a project, a cluster), else it is the
     # workload when that was asked
     update: dict[str, Any] = {"scopes": [reply]}
     if "workload" in asked and not question.workload_name:
         update["candidates"] = [reply.lower()]
         update["workload_name"] = None
-    return changed.model_copy(update=update)
+    return question.model_copy(update=update)
 
 
 def missing_of(report: Report) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -83,6 +84,9 @@ class FakeBackend:
     def claims(self, question: Question) -> bool:
         return question.workflow_id == "fake"
 
+    async def holds(self, names: Sequence[str], question: Question, backends: Backends) -> set[str]:
+        return {n for n in names if n == "fake"}
+
     async def answer(self, question: Question, backends: Backends) -> Report:
         self.asked.append(question)
         return Report(system="osmo", outcome=Outcome.STATUS, headline=f"answered by {self.name}")
@@ -100,6 +104,12 @@ class FakeBackend:
 def test_answer_and_answer_digest_route_through_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeBackend("osmo")
     monkeypatch.setitem(seam.REGISTRY, "osmo", fake)
+
+    async def no_runai_workload(*args: Any, **kwargs: Any) -> set[str]:
+        return set()
+
+    # both configured: the name is looked up in each system, and the one that has it answers
+    monkeypatch.setattr(seam.REGISTRY["runai"], "holds", no_runai_workload)
     report = asyncio.run(answer(Question(text="status of fake", workflow_id="fake"), both()))
     assert report.headline == "answered by osmo" and len(fake.asked) == 1
 
