@@ -134,6 +134,8 @@ class Question(BaseModel):
     uuids: list[str] = Field(default_factory=list)
     #: English words of the text that name a workload only if one of exactly that name exists ("nightly").
     words: list[str] = Field(default_factory=list)
+    #: ``project`` came from the weak "project X" form: in "P project W" the project is P, so resolution checks it
+    project_weak: bool = False
     #: Every other name-shaped token: a project or cluster only when it equals the name of one the API lists
     #: (bare words after the workload, ``W (P, C)``, ``C/P/W``); never reported as missing.
     loose: list[str] = Field(default_factory=list)
@@ -264,12 +266,19 @@ def _function_word(token: str) -> bool:
 
 
 def _first(patterns: list[re.Pattern[str]], text: str, reject: Callable[[str], bool] = is_word) -> str | None:
+    return _first_match(patterns, text, reject)[0]
+
+
+def _first_match(
+    patterns: list[re.Pattern[str]], text: str, reject: Callable[[str], bool] = is_word
+) -> tuple[str | None, bool]:
+    """The first value the patterns find, and whether it came from a weak form ("project X" with no "=" or "in")."""
     for pattern in patterns:
         for m in pattern.finditer(text):
             value = next((g for g in m.groups() if g), None)
             if value and not reject(value) and not (pattern in _WEAK and is_word(value)):
-                return value
-    return None
+                return value, pattern in _WEAK
+    return None, False
 
 
 @dataclass(frozen=True)
@@ -323,6 +332,8 @@ def mentions(cleaned: str) -> list[Mention]:
         token = m.group(0)
         if any(s < m.end() and m.start() < e for s, e in taken) or _NUMBER_LIKE.match(token):
             continue
+        if _QUESTION_WORDS.match(token):
+            continue  # "queued", "scheduled", "again": words of the question, never the workload
         if is_word(token):
             if not _function_word(token) and token.lower() not in _DOMAIN_WORDS:
                 out.append(Mention("word", token.lower(), m.start(), m.end()))
@@ -363,7 +374,11 @@ def clean_text(raw: str) -> str:
     :func:`read_url`, emoji codes dropped, sentence punctuation turned into a break (``|``), path-like scope
     (``C/P/W``, ``P/W``) split into words, and any other non-ASCII symbol turned into a space."""
     text = unicodedata.normalize("NFKC", raw)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf").replace("’", "'")
+    # contractions are words, not a name and a fragment ("hasn't" is never a workload "hasn")
+    text = re.sub(r"(?i)\b(won|can)'t\b", lambda m: {"won": "will", "can": "can"}[m.group(1).lower()] + " not", text)
+    text = re.sub(r"(?i)\b(\w+)n't\b", r"\1 not", text)
+    text = re.sub(r"(?i)\b(\w+)'(?:s|re|ve|ll|d|m)\b", r"\1", text)
     text = re.sub(r"<@[A-Z0-9]+(?:\|[^>]*)?>", " ", text)
     # Slack links: <url> and <url|label>; the URL is read for what it names, the label kept as words
     text = re.sub(r"<(https?://[^|>]*)(?:\|([^>]*))?>", lambda m: read_url(m.group(1)) + (m.group(2) or ""), text)
@@ -381,7 +396,8 @@ _QUESTION_WORDS = re.compile(
     r"(?i)^(?:fail\w*|crash\w*|die[sd]?|dying|dead|broke\w*|stuck|again|errors?|errored|kill\w*|stop\w*|exit\w*|"
     r"why|what|how|when|did|does|do|is|was|were|has|have|had|it|its|happened|help|please|pls|thanks|thx|today|"
     r"yesterday|overnight|last|night|morning|still|running|start\w*|restart\w*|won't|wont|can't|cant|doesn't|"
-    r"any|idea|ideas|check|look|now|again\w*|job|run)$"
+    r"any|idea|ideas|check|look|now|again\w*|job|run|queued|queue|waiting|wait|scheduled|schedul\w*|pending|"
+    r"started|begun|yet|hours?|minutes?|days?|since|ago)$"
 )
 
 
@@ -390,7 +406,7 @@ def path_words(cleaned_urls: str) -> list[str]:
     return [g for m in _PATH_RE.finditer(cleaned_urls) for g in m.groups() if g]
 
 
-def loose_tokens(cleaned: str, after: int, paths: Sequence[str] = ()) -> list[str]:
+def loose_tokens(cleaned: str, after: int, paths: Sequence[str] = (), before: int = 0) -> list[str]:
     """The tokens that may name a project or a cluster without saying so (FORMAT.md "Questions"): the parts of
     path-like scope (``paths``) and the name-shaped words after the workload (``after``: where its first mention
     ends), as in ``/diagnose W P C``, ``W (P, C)`` or "why did W fail? P C". Numbers, UUIDs, the most common
@@ -398,7 +414,15 @@ def loose_tokens(cleaned: str, after: int, paths: Sequence[str] = ()) -> list[st
     nothing. None of them is a name until it equals (case-insensitively) the name of a project or cluster the
     API lists; none is ever reported as missing."""
     out: list[str] = []
-    tokens = [*paths, *(m.group(0) for m in _LOOSE_RE.finditer(cleaned) if m.start() >= after)]
+    # after the workload every token; before it only name-shaped ones ("dgx-prod nlp llama-ft-3", not "why did")
+    tokens = [
+        *paths,
+        *(
+            m.group(0)
+            for m in _LOOSE_RE.finditer(cleaned)
+            if m.start() >= after or (m.end() <= before and not is_word(m.group(0)))
+        ),
+    ]
     for token in tokens:
         if (
             _NUMBER_LIKE.match(token)
@@ -438,9 +462,11 @@ def parse_text(text: str | None) -> Question:
         return q
     found = mentions(cleaned)
     first = next((m for m in found if m.kind in ("name", "word")), None)
-    q.loose = loose_tokens(cleaned, first.end if first else len(cleaned), path_words(_URL_RE.sub(" ", raw)))
+    q.loose = loose_tokens(
+        cleaned, first.end if first else len(cleaned), path_words(_URL_RE.sub(" ", raw)), first.start if first else 0
+    )
     q.uuids = list(dict.fromkeys(m.value for m in found if m.kind == "uuid"))
-    q.project = _first(_PROJECT_RES, cleaned, _filler)
+    q.project, q.project_weak = _first_match(_PROJECT_RES, cleaned, _filler)
     q.cluster = _first(_CLUSTER_RES, cleaned, _filler)
     if q.cluster and UUID_RE.fullmatch(q.cluster):
         q.cluster_id, q.cluster = q.cluster.lower(), None
@@ -475,7 +501,11 @@ def parse_text(text: str | None) -> Question:
     elif pick:
         words.insert(0, pick.lower())
     q.candidates = list(dict.fromkeys(names))[:MAX_CANDIDATES]
-    q.words = list(dict.fromkeys(words))[:MAX_WORDS] if not q.candidates else []
+    # kept beside the candidates: a candidate may turn out to name the project or the cluster ("C/P/nightly")
+    q.words = list(dict.fromkeys(words))[:MAX_WORDS]
+    if len(q.candidates) > 1:
+        # several names: any of them may be the project or the cluster ("dgx-prod nlp llama-ft-3")
+        q.loose = list(dict.fromkeys([*q.candidates, *q.loose]))[:MAX_LOOSE]
     if len(q.candidates) == 1:
         q.workload_name = q.candidates[0] if pick is None or pick.lower() != q.candidates[0] else pick
     if q.workload_name:

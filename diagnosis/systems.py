@@ -34,7 +34,7 @@ MAX_NAMES = 5
 
 def names_of(question: Question) -> list[str]:
     """The names a question may mean, best first (the workflow ID, the workload name, the text's candidates)."""
-    out = [question.workflow_id, question.workload_name, *question.candidates]
+    out = [question.workflow_id, question.workload_name, *question.candidates, *question.words]
     seen: list[str] = []
     for name in out:
         if name and not UUID_RE.fullmatch(name) and name.lower() not in {s.lower() for s in seen}:

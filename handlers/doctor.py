@@ -55,6 +55,7 @@ from handlers.parsing import (
     control_word,
     is_help,
     is_new_question,
+    is_reply_form,
     missing_of,
     named_choice,
     parse_command,
@@ -269,8 +270,8 @@ class Doctor:
             updated = apply_reply(question, missing, choices, ask.text)
         if updated is None:
             await self._keep(key, conv)
-            if only_if_answers:
-                return False
+            if only_if_answers and not (choice is None and is_reply_form(ask.text)):
+                return False  # a "yes" or "2" that picks nothing is still a reply: asked again, never a new question
             await self._reply(ask, surface, messages.still_need(missing, [c["label"] for c in choices]))
             return True
         if on_accept is not None:

@@ -247,6 +247,14 @@ def _part_of_one_name(choices: list[dict[str, str]], low: str) -> dict[str, str]
     return next(iter(hit.values())) if len(hit) == 1 else None
 
 
+def is_reply_form(text: str) -> bool:
+    """A yes or an ordinal ("yes", "2", "the second one"): words that only answer a question."""
+    reply = _clean_reply(text)
+    return bool(
+        _YES.match(strip_mentions(text).strip(".! ")) or _YES.match(reply.lower()) or _ORDINAL.match(reply.lower())
+    )
+
+
 def correction(text: str) -> str | None:
     """The workload a correction names ("no, I meant train-9", "actually train-9"), or None."""
     m = _CORRECTION.match(_clean_reply(text))

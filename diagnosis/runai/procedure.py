@@ -134,8 +134,10 @@ class Diagnosis:
     #: off, a missing identifier is asked for before any call (spec "Parameters")
     offer_choices: bool = False
     found: list[Workload] = field(default_factory=list)  # every workload of the asked name that was found
-    #: the projects listed while resolving the question (empty when they were not needed)
+    #: the projects listed while resolving the question, of every cluster (empty when they were not needed)
     projects: list[resolve.ProjectInfo] = field(default_factory=list)
+    #: the question's scope words as typed ("in X", bare words), before resolution used any of them
+    scope_words: list[str] = field(default_factory=list)
     #: the projects-API item of a Pending workload's project, read beside its Tier 1 evidence
     project_items: dict[str, asyncio.Future[dict[str, Any] | None]] = field(default_factory=dict)
 
@@ -216,18 +218,20 @@ class Diagnosis:
         # a project typed with capitals is listed too: the API's own spelling is what the workload filter needs
         # tokens that may name the project or the cluster ("W P C", "C/P/W", "W (P)") are checked against both lists
         loose = bool(q.loose) and (not q.project or cluster_id is None)
-        need_projects = bool(q.scopes) or resolve.needs_spelling(q.project) or loose
+        need_projects = bool(q.scopes) or resolve.needs_spelling(q.project) or loose or q.project_weak
         resolvable = bool(q.cluster or q.cluster_hint or q.uuids or q.scopes or loose)
         if (cluster_id is None and (resolvable or self.offer_choices)) or need_projects:
             listed, projects = await asyncio.wait_for(
                 asyncio.gather(
                     self.client.list_clusters(),
-                    resolve.list_projects(self.client, cluster_id) if need_projects else _nothing_list(),
+                    # every cluster's projects: a name that exists on another cluster is never called missing
+                    resolve.list_projects(self.client, None) if need_projects else _nothing_list(),
                 ),
                 self.deadline.remaining(),
             )
             clusters = listed
             self.projects = projects
+            self.scope_words = [*q.scopes, *q.loose]
             q, cluster_id = self.resolve_scope(q, listed, projects, cluster_id)
             self.question = q
             if cluster_id is None and q.cluster:
@@ -328,6 +332,12 @@ class Diagnosis:
             match = resolve.named(q.cluster or q.cluster_hint or "", clusters)
             if match is not None:
                 cluster_id = match.uuid
+        if q.project and q.project_weak and resolve.project_named(q.project, projects) is None:
+            # "nlp project llama-ft-3": the word after "project" names no project; one before it may
+            swap = next((t for t in [*q.scopes, *q.loose] if resolve.project_named(t, projects, cluster_id)), None)
+            if swap is not None:
+                moved = q.project.lower()
+                q = q.model_copy(update={"project": None, "candidates": [moved, *q.candidates], "workload_name": moved})
         if q.project:
             canonical = resolve.project_named(q.project, projects, cluster_id)
             if canonical is not None and canonical != q.project:
@@ -335,7 +345,7 @@ class Diagnosis:
         used: set[str] = set()
         # explicit scopes ("in X", "on X") first, then the loose tokens (bare words, "W (P, C)", "C/P/W"); a token
         # names a project or a cluster only when one of that name exists (FORMAT.md "Questions")
-        for scope in [*q.scopes, *(t for t in q.loose if t.lower() != (q.workload_name or "").lower())]:
+        for scope in [*q.scopes, *q.loose]:
             if not q.project and "project" not in update:
                 project_name = resolve.project_named(scope, projects, cluster_id)
                 if project_name is not None:
@@ -350,14 +360,18 @@ class Diagnosis:
         if used:
             update["scopes"] = [s for s in q.scopes if s.lower() not in used]
             update["loose"] = [s for s in q.loose if s.lower() not in used]
-        if used and q.candidates and not q.workload_name:
+        consumed = bool(q.workload_name) and (q.workload_name or "").lower() in used
+        if used and q.candidates and (consumed or not q.workload_name):
+            # a candidate that named the project or the cluster is no workload ("dgx-prod/research/nightly")
             left = [c for c in q.candidates if c.lower() not in used]
             update["candidates"] = left
-            if len(left) == 1:
-                update["workload_name"] = left[0]
-        if used and q.words and not q.workload_name:
+            update["workload_name"] = left[0] if len(left) == 1 else None
+        if used and q.words and not (q.workload_name and not consumed):
             update["words"] = [w for w in q.words if w.lower() not in used]
-        return (q.model_copy(update=update) if update else q), cluster_id
+        known = {c.name.lower() for c in clusters if c.name} | {p.name.lower() for p in projects}
+        # a scope that names a cluster or a project (on any cluster) is never reported as missing
+        update["scopes"] = [s for s in update.get("scopes", q.scopes) if s.lower() not in known]
+        return q.model_copy(update=update), cluster_id
 
     def cluster_choices(self, clusters: Sequence[Cluster], only: set[str] | None = None) -> list[Choice]:
         return [
@@ -389,6 +403,15 @@ class Diagnosis:
             held = sorted({w.project_name for ws in found.values() for w in ws if w.project_name})
             choices = [Choice(label=p, field="project", value=p) for p in held][:10]
         text = _missing_question(q, missing)
+        if "project" in missing and cluster_id and not q.project:
+            # "llama-ft-3 in vision on dgx-prod": vision is a project, on another cluster; say where it is
+            here = next((c.name or c.uuid for c in clusters if c.uuid == cluster_id), cluster_id)
+            for token in self.scope_words:
+                where = [w for w in _clusters_having(token, self.projects, clusters) if w != here]
+                if where:
+                    need, _, rest = text.partition(". ")
+                    text = f"{need}. Project '{token}' is on {', '.join(where)}, not on {here}. {rest}".strip()
+                    break
         unknown = [s for s in q.scopes if s.lower() not in {n.lower() for n in names}]
         if unknown and ("project" in missing or "cluster" in missing):
             # after the sentence that says what is needed: the first line of the message says that
@@ -418,7 +441,7 @@ class Diagnosis:
             scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
             try:
                 existing, projects = await asyncio.wait_for(
-                    asyncio.gather(self.client.list_workloads(scope), resolve.list_projects(self.client, cluster_id)),
+                    asyncio.gather(self.client.list_workloads(scope), resolve.list_projects(self.client, None)),
                     self.deadline.remaining(),
                 )
             except (ApiError, httpx.HTTPError, TimeoutError):
@@ -427,12 +450,19 @@ class Diagnosis:
                 for pick in resolve.suggest(name, existing, self.now):
                     if pick not in suggestions:
                         suggestions.append(pick)
-        known = [p.name for p in projects or []]
+        here = [p for p in projects or [] if p.cluster_id in (None, cluster_id)]
+        known = [p.name for p in here]
         cluster_name = next((c.name for c in clusters or [] if c.uuid == cluster_id and c.name), None)
-        if known and q.project and resolve.project_named(q.project, projects or []) is None:
-            return self.builder().not_found(
+        if known and q.project and resolve.project_named(q.project, here) is None:
+            report = self.builder().not_found(
                 q, cluster_id, by_id=by_id, tried=tried, projects=sorted(set(known)), cluster_name=cluster_name
             )
+            where = _clusters_having(q.project, projects or [], clusters or [])
+            if where:
+                # never "no project named X" alone when one of that name exists on another cluster
+                note = f" (a project '{q.project}' exists on {', '.join(where)})"
+                report = report.model_copy(update={"headline": report.headline.replace(". ", note + ". ", 1)})
+            return report
         return self.builder().not_found(
             q, cluster_id, by_id=by_id, tried=tried, suggestions=suggestions, cluster_name=cluster_name
         )
@@ -987,6 +1017,13 @@ def _missing_parameters(q: Question, names: list[str], cluster_id: str | None) -
 def _is_scope_name(name: str, q: Question) -> bool:
     """``name`` is the question's project or cluster name (case-insensitively)."""
     return name.lower() in {x.lower() for x in (q.project, q.cluster) if x}
+
+
+def _clusters_having(project: str, projects: Sequence[resolve.ProjectInfo], clusters: Sequence[Cluster]) -> list[str]:
+    """The names (else ids) of the clusters that have a project named ``project`` (case-insensitively)."""
+    names = {c.uuid: c.name or c.uuid for c in clusters}
+    ids = sorted({p.cluster_id for p in projects if p.cluster_id and resolve.same_name(p.name, project)})
+    return [names.get(i, i) for i in ids]
 
 
 def _missing_question(q: Question, missing: list[str]) -> str:
