@@ -146,7 +146,7 @@ class Question(BaseModel):
         for key, value in self.model_dump().items():
             if key == "kind" and value == "runai" and data.get("kind") not in (None, "runai"):
                 continue  # "runai" is the default kind: a specific kind parsed elsewhere wins over it
-            if value not in (None, "", []):
+            if value not in (None, "", []) and value is not False:  # False is a flag's default, never a value
                 data[key] = value
         return Question.model_validate(data)
 

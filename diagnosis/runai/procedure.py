@@ -334,10 +334,18 @@ class Diagnosis:
                 cluster_id = match.uuid
         if q.project and q.project_weak and resolve.project_named(q.project, projects) is None:
             # "nlp project llama-ft-3": the word after "project" names no project; one before it may
-            swap = next((t for t in [*q.scopes, *q.loose] if resolve.project_named(t, projects, cluster_id)), None)
+            words = [*q.scopes, *q.loose, *q.words]
+            swap = next((t for t in words if resolve.project_named(t, projects, cluster_id)), None)
             if swap is not None:
                 moved = q.project.lower()
-                q = q.model_copy(update={"project": None, "candidates": [moved, *q.candidates], "workload_name": moved})
+                q = q.model_copy(
+                    update={
+                        "project": None,
+                        "candidates": [moved, *q.candidates],
+                        "workload_name": moved,
+                        "loose": [*q.loose, swap],
+                    }
+                )
         if q.project:
             canonical = resolve.project_named(q.project, projects, cluster_id)
             if canonical is not None and canonical != q.project:
