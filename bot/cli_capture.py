@@ -31,7 +31,6 @@ from bot.cli_app import (
     build_question,
     run_guarded,
 )
-from diagnosis.capture import capture_world
 from diagnosis.logs import setup_logging
 from diagnosis.question import Question
 from diagnosis.units import parse_time
@@ -75,6 +74,8 @@ def capture_cmd(
         with backends_for(None) as (backends, _):
             backends.now = lambda: clock
             q = build_question(Question.model_validate({k: v for k, v in ask.items() if v is not None}), {})
+            from diagnosis.capture import capture_world  # only when capturing: diagnose never imports it
+
             snapshot, _report = asyncio.run(capture_world(q, ask, backends))
         if output:
             Path(output).write_text(json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

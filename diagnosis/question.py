@@ -16,6 +16,7 @@ exactly that name exists. :mod:`diagnosis.runai.resolve` checks the candidates a
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -24,7 +25,6 @@ from datetime import timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from wordfreq import zipf_frequency
 
 Intent = Literal["terminal", "current"]
 Kind = Literal["runai", "osmo_status", "osmo_list", "osmo_explain", "osmo_watch", "help"]
@@ -242,6 +242,15 @@ _OSMO_ID = re.compile(r"(?i)(?<![\w./-])([a-z][a-z0-9_.-]*-[0-9]+)(?![\w./-])")
 _OSMO_STATUS_OF = re.compile(rf"(?i)\bstatus\s+(?:of|for|on)\s+(?:the\s+|my\s+)?({_NAME})")
 # Words that make a text a Run:ai question (then an ID-like name stays a workload name only).
 _RUNAI_WORDS = re.compile(r"(?i)\b(?:workloads?|jobs?|pods?|workspaces?|notebooks?|project|cluster|run:?ai)\b")
+
+
+@functools.lru_cache(maxsize=4096)
+def zipf_frequency(word: str, lang: str = "en") -> float:
+    """``wordfreq``'s Zipf frequency of ``word`` (imported on first use: a command that reads no text, such as
+    ``diagnose --workload-id``, never loads the word list)."""
+    from wordfreq import zipf_frequency as zipf
+
+    return float(zipf(word, lang))
 
 
 def is_word(token: str) -> bool:
