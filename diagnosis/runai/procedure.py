@@ -8,6 +8,7 @@ classify again -> report. Every failed fetch becomes a named :class:`~diagnosis.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Sequence
@@ -192,6 +193,10 @@ class Diagnosis:
         workload = selected
         # Step 1.3: the returned clusterId must match the asked cluster.
         if workload.cluster_id and not resolve.same_name(workload.cluster_id, cluster_id):
+            if not clusters:
+                with contextlib.suppress(ApiError, httpx.HTTPError, TimeoutError):
+                    # the clusters' names for the message (their ids stay in the evidence)
+                    clusters = await asyncio.wait_for(self.client.list_clusters(), self.deadline.remaining())
             return self.builder().cluster_mismatch(q, workload, cluster_id, clusters)
         if tier1 is None:
             tier1 = await self.collect(workload)

@@ -370,10 +370,14 @@ class ReportBuilder(BaseReportBuilder):
         self.set_identity(workload, None)
         self.add("asked cluster", cluster_id, "question")
         self.add("workload's clusterId", workload.cluster_id or "?", Calls.workload(workload.id).cite())
+        names = {c.uuid.lower(): c.name for c in clusters or [] if c.name}
+        theirs = names.get((workload.cluster_id or "").lower()) or workload.cluster_id
+        asked = names.get(cluster_id.lower()) or cluster_id
+        who = workload.name or workload.id  # the name people use; the id is in the evidence
         return self._report(
             Outcome.CLUSTER_MISMATCH,
-            f"Workload {workload.id} belongs to cluster {workload.cluster_id}, not to the cluster you asked about "
-            f"({cluster_id}). I stopped rather than diagnose a workload from another cluster.",
+            f"Workload {who} belongs to cluster {theirs}, not to the cluster you asked about ({asked}). "
+            "I stopped rather than diagnose a workload from another cluster.",
             next_action="Ask again with the right cluster, or check the workload id.",
         )
 
