@@ -16,6 +16,7 @@ from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.question import Question, parse_text
 from sandbox.server import Sandbox
 from tests import builders as b
+from tests.diagnosis.test_redaction_corpus import report_figure
 from tests.paths import ROOT, TESTS
 
 CORPUS = TESTS / "corpora" / "phrasing.txt"
@@ -172,7 +173,9 @@ async def _ask(sb: Sandbox, cluster: str | None, text: str) -> Any:
     return await answer(question, backends)
 
 
-async def test_every_question_resolves_as_the_corpus_says(sandboxes: dict[str, Sandbox]) -> None:
+async def test_every_question_resolves_as_the_corpus_says(
+    sandboxes: dict[str, Sandbox], request: pytest.FixtureRequest
+) -> None:
     failures = []
     sem = asyncio.Semaphore(8)
 
@@ -185,6 +188,7 @@ async def test_every_question_resolves_as_the_corpus_says(sandboxes: dict[str, S
             failures.append(f"{world} | {text!r}: got {report.outcome.value} {got}, want {outcome} {workload}")
 
     await asyncio.gather(*(one(r) for r in ROWS))
+    report_figure(request, f"phrasing corpus: {len(ROWS) - len(failures)}/{len(ROWS)} questions resolve as it says")
     assert not failures, f"{len(failures)} of {len(ROWS)} failed:\n" + "\n".join(sorted(failures))
 
 
