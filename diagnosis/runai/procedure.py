@@ -450,15 +450,25 @@ class Diagnosis:
         suggestions: list[tuple[str, str]] = []
         projects: list[resolve.ProjectInfo] | None = None
         existing: Sequence[Workload] = []
+        elsewhere: dict[str, list[str]] = {}
         if not by_id and q.project:
             scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
             try:
-                existing, projects = await asyncio.wait_for(
-                    asyncio.gather(self.client.list_workloads(scope), resolve.list_projects(self.client, None)),
+                existing, projects, found = await asyncio.wait_for(
+                    asyncio.gather(
+                        self.client.list_workloads(scope),
+                        resolve.list_projects(self.client, None),
+                        # the same names in the cluster's other projects: offered first, never used silently
+                        resolve.lookup(self.client, list(tried or [q.workload_name or ""])[:3], [scope[1]]),
+                    ),
                     self.deadline.remaining(),
                 )
             except (ApiError, httpx.HTTPError, TimeoutError):
-                existing, projects = [], None
+                existing, projects, found = [], None, {}
+            for name, ws in found.items():
+                held = sorted({w.project_name for w in ws if w.project_name and w.project_name != q.project})
+                if held:
+                    elsewhere[name] = held
             for name in tried or [q.workload_name or ""]:
                 for pick in resolve.suggest(name, existing, self.now):
                     if pick not in suggestions:
@@ -477,7 +487,13 @@ class Diagnosis:
                 report = report.model_copy(update={"headline": report.headline.replace(". ", note + ". ", 1)})
             return report
         return self.builder().not_found(
-            q, cluster_id, by_id=by_id, tried=tried, suggestions=suggestions, cluster_name=cluster_name
+            q,
+            cluster_id,
+            by_id=by_id,
+            tried=tried,
+            suggestions=suggestions,
+            cluster_name=cluster_name,
+            elsewhere=elsewhere,
         )
 
     async def select(self, candidates: list[Workload], intent: str) -> tuple[Workload | None, Tier1 | None]:

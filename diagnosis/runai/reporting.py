@@ -321,8 +321,10 @@ class ReportBuilder(BaseReportBuilder):
         suggestions: Sequence[tuple[str, str]] = (),
         projects: Sequence[str] = (),
         cluster_name: str | None = None,
+        elsewhere: dict[str, list[str]] | None = None,
     ) -> Report:
-        """Nothing by that id or name. ``suggestions`` (name, label) are the closest existing names in that
+        """Nothing by that id or name. ``elsewhere`` maps a name to the other projects of this cluster that have
+        it (offered first, as a project choice); ``suggestions`` (name, label) are the closest existing names in that
         project, closest first, offered as choices; ``projects`` the real ones when the project named does not
         exist. The cluster is named by ``cluster_name`` when known (its id only in the evidence); the question
         appears once (no next action repeating it)."""
@@ -342,7 +344,13 @@ class ReportBuilder(BaseReportBuilder):
             names = list(dict.fromkeys(tried)) or [q.workload_name or "?"]
             named = " or ".join(f"'{n}'" for n in names)
             what = f"No workload named {named} exists in project '{q.project}' on cluster {cluster}, live or deleted"
-            if suggestions:
+            other = next(((n, ps) for n, ps in (elsewhere or {}).items() if ps), None)
+            if other is not None:
+                # the name exists in another project of this cluster: offered first, never diagnosed silently
+                name, held = other
+                ask = f"`{name}` is in project {', '.join(f'`{p}`' for p in held[:5])}: is that the one?"
+                choices = [Choice(label=f"{name} in project {p}", field="project", value=p) for p in held[:5]]
+            elif suggestions:
                 first, label = suggestions[0]
                 detail = label.split(" (", 1)[-1].rstrip(")")
                 ask = f"Did you mean `{first}` ({detail})?"

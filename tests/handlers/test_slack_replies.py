@@ -147,3 +147,17 @@ async def test_digest_in_a_thread_with_a_pending_question_is_a_digest_and_the_qu
         assert any("Failures digest" in t for t in posted), posted
         await _say(h, "dgx-prod", 2)
     assert "CRASH_APP_ERROR" in _last(slack)
+
+
+async def test_a_name_in_another_project_is_offered_first_and_yes_takes_it(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    def second_project(snapshot: dict[str, Any]) -> None:
+        project = dict(snapshot["runai"]["projects"][0], id="99", name="audio")
+        snapshot["runai"]["projects"].append(project)
+
+    async with running(slack, prefix, tmp_path, CASE, mutate=second_project) as h:
+        await _start(h, "why did asr-conformer fail in audio on dgx-prod?")
+        assert "`asr-conformer` is in project `speech`: is that the one?" in _last(slack)
+        await _say(h, "yes", 1)
+    assert "CRASH_APP_ERROR" in _last(slack) and "asr-conformer" in _last(slack)
