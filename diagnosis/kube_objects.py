@@ -126,6 +126,47 @@ def main_finished_at(pod: dict[str, Any]) -> datetime | None:
 
 
 @dataclass(frozen=True)
+class ContainerSpec:
+    """One container of a pod's spec: ``name``, whether it is an init container, its memory limit as written
+    (``"256Mi"``, None when it has none) and whether it asks for a GPU (``nvidia.com/gpu`` limit or request)."""
+
+    name: str
+    init: bool
+    memory_limit: str | None
+    gpu: bool
+
+
+def container_specs(pod: dict[str, Any]) -> list[ContainerSpec]:
+    """Every container of ``spec.initContainers`` then ``spec.containers``."""
+    spec = _dict(pod.get("spec"))
+    out: list[ContainerSpec] = []
+    for init, key in ((True, "initContainers"), (False, "containers")):
+        for c in _dicts(spec.get(key)):
+            if not c.get("name"):
+                continue
+            res = _dict(c.get("resources"))
+            limits, requests = _dict(res.get("limits")), _dict(res.get("requests"))
+            memory = limits.get("memory")
+            gpu = any(k.startswith("nvidia.com/") for k in (*limits, *requests))
+            out.append(ContainerSpec(str(c["name"]), init, str(memory) if memory is not None else None, gpu))
+    return out
+
+
+def main_container(pod: dict[str, Any], workload_name: str | None) -> str | None:
+    """The workload's own container in ``pod`` (not a sidecar, not an init container): the one named like the
+    workload, else the one that asks for a GPU, else the first of ``spec.containers``; None without a spec."""
+    mains = [c for c in container_specs(pod) if not c.init]
+    for pick in (
+        [c for c in mains if workload_name and c.name == workload_name],
+        [c for c in mains if c.gpu],
+        mains,
+    ):
+        if len(pick) >= 1:
+            return pick[0].name
+    return None
+
+
+@dataclass(frozen=True)
 class PodFacts:
     """The identity and pod-level status of a pod: ``name``, ``namespace``, ``node`` (``spec.nodeName``),
     ``reason``/``message`` (``status.reason``/``status.message``, e.g. ``Evicted``), ``created_at``."""

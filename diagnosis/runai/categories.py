@@ -32,6 +32,9 @@ class DetailFacts:
     limit_raw: str | None = None
     peak_bytes: float | None = None
     limit_bytes: float | None = None
+    #: the sidecar or init container whose own limit was the OOM ceiling (None: the main container)
+    container: str | None = None
+    init: bool = False
 
     @property
     def texts(self) -> str:
@@ -64,6 +67,10 @@ def _no_detail(facts: DetailFacts) -> str:
 
 
 def _oom_detail(f: DetailFacts) -> str:
+    if f.container:
+        role = "init container" if f.init else "sidecar container"
+        limit = f" at its own {f.limit_raw} memory limit" if f.limit_raw else ""
+        return f"{role} {f.container} was OOMKilled{limit}, not the main container"
     if not f.limit_raw:
         return ""
     if f.peak_bytes is not None and f.limit_bytes:

@@ -715,7 +715,8 @@ class Diagnosis:
 
         # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
         pod_name = tier2.pod_name if tier2 is not None else self.diagnosed_pod(tier1, finding, final, order)[0]
-        if finding.category == Category.OOM_KILLED or cls.unresolved_exit(final):
+        sidecar = finding.category == Category.OOM_KILLED and b.killed_container_limit(workload, finding, tier2)
+        if not sidecar and (finding.category == Category.OOM_KILLED or cls.unresolved_exit(final)):
             b.memory(workload, tier1, tier2, pod=pod_name)  # the peak and the limit of the diagnosed pod
         namespace = tier2.namespace if tier2 is not None else self.namespace(workload, tier1)
         return b.diagnosed(workload, tier1, finding, final, tier2, self.kube.available, pod_name, namespace)

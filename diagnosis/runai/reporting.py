@@ -64,6 +64,9 @@ class ReportBuilder(BaseReportBuilder):
     workload_url_template: str | None = None
     system: System = "runai"
     limit_raw: str | None = None
+    #: the sidecar or init container that was OOMKilled (FORMAT.md: its own limit is the OOM ceiling), if not main
+    oom_container: str | None = None
+    oom_container_init: bool = False
     #: the measured peak and the limit in bytes, for the verdict sentence ("peak 32.0 GiB of … (99.8%)")
     peak_bytes: float | None = None
     limit_bytes: float | None = None
@@ -171,6 +174,39 @@ class ReportBuilder(BaseReportBuilder):
                 )
             self.add(label, value, first.source, times[-1] if len(times) == 1 else None)
 
+    def killed_container_limit(self, workload: Workload, finding: Finding, tier2: Tier2Evidence | None) -> bool:
+        """FORMAT.md "the OOM ceiling is the limit of the container that was killed": when the pod spec (Tier 2) shows
+        that the OOMKilled container is a sidecar or an init container, name it and quote its own memory limit; True
+        then (the workload's cpuMemory limit and its measured peak apply only to the main container)."""
+        if tier2 is None or not isinstance(tier2.pod, dict):
+            return False
+        killed = [s for s in finding.signals if s.kind == Kind.OOM_KILLED and s.container]
+        if not killed:
+            return False
+        first = min(killed, key=lambda s: (s.at is None, s.at or datetime.min))
+        spec = next((c for c in kube.container_specs(tier2.pod) if c.name == first.container), None)
+        main = kube.main_container(tier2.pod, workload.name)
+        if spec is None or (not spec.init and spec.name == main):
+            return False
+        self.oom_container, self.oom_container_init = spec.name, spec.init
+        role = "init container" if spec.init else "sidecar container"
+        src = KubeCalls.pod(tier2.namespace, tier2.pod_name).cite(
+            "spec.initContainers" if spec.init else "spec.containers"
+        )
+        if spec.memory_limit:
+            size = quantity_bytes(spec.memory_limit)
+            value = spec.memory_limit + (f" = {int(size)} bytes" if size else "") + f" (container {spec.name})"
+            self.add(f"memory limit of {role} {spec.name} (the OOM ceiling)", value, src)
+            self.limit_raw = spec.memory_limit
+        else:
+            self.gap(f"memory limit of {role} {spec.name}", f"none in the pod spec [{src}]")
+        self.note(
+            f"The {role} {spec.name} was OOMKilled, not the workload's main container"
+            + (f" {main}" if main else "")
+            + ": the workload's cpuMemory limit and its memory usage are not this container's."
+        )
+        return True
+
     def memory(self, workload: Workload, tier1: Tier1, tier2: Tier2Evidence | None, pod: str | None = None) -> None:
         """Peak CPU-memory usage vs the memory *limit* of the same pod (spec Step 4; every per-pod series is
         read, see :mod:`diagnosis.runai.memory`); ``pod`` is the diagnosed pod. Never a request or limit as a peak."""
@@ -250,7 +286,16 @@ class ReportBuilder(BaseReportBuilder):
     ) -> str:
         """The concrete cause for the verdict sentence (the category's ``detail``, see
         :mod:`diagnosis.runai.categories`): the limit, the image, the missing object, the error line."""
-        facts = DetailFacts(primary, explain, exit_codes, self.limit_raw, self.peak_bytes, self.limit_bytes)
+        facts = DetailFacts(
+            primary,
+            explain,
+            exit_codes,
+            self.limit_raw,
+            self.peak_bytes,
+            self.limit_bytes,
+            container=self.oom_container,
+            init=self.oom_container_init,
+        )
         return CATEGORIES[cat].detail(facts)
 
     def _fitting_action(
@@ -264,6 +309,14 @@ class ReportBuilder(BaseReportBuilder):
     ) -> str:
         """The next action that fits the evidence (issue 13 §3): the image pull's cause, no log seen."""
         texts = " ".join(s.text for s in primary)
+        if cat == Category.OOM_KILLED and self.oom_container:
+            role = "init container" if self.oom_container_init else "sidecar container"
+            now = f" (now {self.limit_raw})" if self.limit_raw else ""
+            return (
+                f"Raise the memory limit of the {role} {self.oom_container}{now} where it is set (the pod template, "
+                "or the injector's settings or annotations for an injected sidecar), or cut what it holds in memory; "
+                "the workload's cpuMemory limit does not cover it. Then resubmit."
+            )
         if cat == Category.IMAGE_PULL_FAILED:
             m = IMAGE_REF.search(texts)
             image = f"`{m.group(1)}`" if m else "the image"
