@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from diagnosis.report import Category, source_label
-from diagnosis.runai.signals import DIRECT_KINDS, START_PHASE_KINDS, Kind, Signal, missing_objects
+from diagnosis.runai.signals import DIRECT_KINDS, PREEMPTED_POD, START_PHASE_KINDS, Kind, Signal, missing_objects
 
 
 @dataclass(frozen=True)
@@ -161,6 +161,28 @@ POD_FAILURE_KINDS = (DIRECT_KINDS - {Kind.POLICY_STOP}) | {
     Kind.CLEANUP_SIGNAL,
     Kind.COLLECTIVE_TIMEOUT,
 }
+
+
+def preempted_before_failure(signals: Sequence[Signal]) -> list[Signal]:
+    """The preemptions that may route the answer out (FORMAT.md: "Preemption routing applies only when the
+    preemption came before the first failure"). A preemption is a consequence when another pod had already failed
+    with a direct signal of its own (an OOM kill, an application exit, a node fault: a gang's peers evicted once
+    one replica died), whatever reason its own message gives. The preempted pod's own termination never counts
+    against it (it is the preemption's doing). Pure."""
+    preempted = [s for s in signals if s.kind == Kind.PREEMPTED]
+    if not preempted:
+        return preempted
+    hit = {s.pod for s in preempted if s.pod} | {
+        m.group(1) for s in preempted for m in [PREEMPTED_POD.search(s.text)] if m is not None
+    }
+    own = DIRECT_KINDS - {Kind.POLICY_STOP}
+    failures = [s.at for s in signals if s.kind in own and s.at and s.pod and s.pod not in hit]
+    if not failures:
+        return preempted
+    first = min(failures)
+    return [s for s in preempted if s.at is None or s.at < first]
+
+
 #: Kinds that mark a pod's termination as a consequence when a peer failed before it (FORMAT.md "Workloads
 #: with several pods": the operator's cleanup SIGTERM, exit 143, NCCL/collective timeouts and watchdog aborts).
 CONSEQUENCE_KINDS = frozenset({Kind.CLEANUP_SIGNAL, Kind.COLLECTIVE_TIMEOUT})

@@ -695,7 +695,8 @@ class Diagnosis:
         if tier2 is not None:
             t2 = self.t2_signals
             # Tier 2 can name the sender of a signal exit: a preemption routes out (spec Step 1.4).
-            t2_preempted = [s for s in t2 if s.kind == Kind.PREEMPTED]
+            t2_preempted = cls.preempted_before_failure(signals + t2)
+            t2_preempted = [s for s in t2_preempted if s in t2]
             if t2_preempted:
                 return b.route_preempted(workload, t2_preempted, tier1.spec.value.spec if tier1.spec.value else None)
             b.tier2(tier2)
@@ -749,9 +750,7 @@ class Diagnosis:
         to confirm or rule out a symptom on the way (None when none was read)."""
         # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
         since = self.last_running(tier1, end)
-        preempted = [
-            s for s in signals if s.kind == Kind.PREEMPTED and (s.at is None or since is None or s.at >= since)
-        ]
+        preempted = [s for s in cls.preempted_before_failure(signals) if s.at is None or since is None or s.at >= since]
         if preempted:
             return b.route_preempted(workload, preempted, tier1.spec.value.spec if tier1.spec.value else None), None
 

@@ -86,6 +86,9 @@ class Signal:
 
 # -- text patterns (one place) --------------------------------------------------------------------
 
+#: the pod a scheduler's eviction message names ("Pod runai-llm/x-master-0 was preempted by …")
+PREEMPTED_POD = re.compile(r"(?i)\bpods?\s+(?:[\w.-]+/)?([\w.-]+)\s+(?:was|were|is)\s+(?:preempted|evicted)")
+
 _TERMINATED = re.compile(
     r"(?i)\b(init\s+)?container\s+\"?([A-Za-z0-9._-]+)\"?\s+(?:terminated\s+with\s+reason\s+(\w+)\s*"
     r"\(exit\s+code\s+(\d+)\)|exited\s+with\s+(?:exit\s+)?code\s+(\d+))"

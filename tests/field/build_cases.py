@@ -52,7 +52,6 @@ CASES: list[Callable[[], dict[str, Any]]] = []
 #: ceiling of a sidecar or init container (16 cases) is fixed: its own limit is quoted.
 PENDING: set[str] = {
     "elastic-scale-down-deleted-worker-first",
-    "elastic-worker-oomkilled-then-gang-preempted",
     "megatron-master-watchdog-after-worker-gone-from-kubernetes",
     "mpi-launcher-failed-first-deleted-workers-cleaned-up",
     "mpi-orte-lost-daemon-first-worker-only-in-runai-list",
