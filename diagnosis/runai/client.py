@@ -372,12 +372,41 @@ class RunaiClient:
         path = f"/api/v1/workloads/{workload_id}"
         return _model(Workload, await self.get_json(path), path)
 
-    async def get_pods(self, workload_id: str, *, deleted: bool = False, or_deleted: bool = False) -> Records[Pod]:
+    async def get_pods(
+        self,
+        workload_id: str,
+        *,
+        deleted: bool = False,
+        or_deleted: bool = False,
+        deleted_since: datetime | None = None,
+    ) -> Records[Pod]:
         """``GET /api/v1/workloads/{id}/pods``, all pages; ``deleted=true`` lists only deleted pods.
 
         ``or_deleted``: when the live list is empty, ask again with ``deleted=true`` (the pods of a deleted
-        or cleaned-up workload are listed only that way); the result then has ``asked_deleted`` set."""
+        or cleaned-up workload are listed only that way); the result then has ``asked_deleted`` set.
+        ``deleted_since``: also list the deleted pods, in the same round trip, and keep those that ended (or were
+        deleted) at or after that time (UTC): a replica of the same incident that only the Run:ai list still shows
+        takes part in the "which pod failed first" order (FORMAT.md); older attempts' pods do not."""
         path = f"/api/v1/workloads/{workload_id}/pods"
+        if deleted_since is not None and not deleted:
+            live_raw, gone_raw = await asyncio.gather(
+                self._paged(path, "pods", {}), self._paged(path, "pods", {"deleted": "true"})
+            )
+            pods = parse_records(Pod, live_raw)
+            gone = parse_records(Pod, gone_raw)
+            names = {p.name for p in pods}
+            if pods:
+                recent = [
+                    p
+                    for p in gone
+                    if p.name not in names and (p.completed_at or p.deleted_at or deleted_since) >= deleted_since
+                ]
+                gone = Records(
+                    recent, nulls=gone.nulls, invalid=gone.invalid, repeated=gone.repeated, stopped=gone.stopped
+                )
+            pods.add(gone)
+            pods.asked_deleted = True
+            return pods
         pods = parse_records(Pod, await self._paged(path, "pods", {"deleted": "true"} if deleted else {}))
         if not pods and or_deleted and not deleted:
             pods.add(parse_records(Pod, await self._paged(path, "pods", {"deleted": "true"})))

@@ -548,7 +548,7 @@ class Diagnosis:
             # a Pending workload's answer compares the project's GPU quota: read it in the same round trip
             self.project_items[workload.id] = asyncio.ensure_future(self.project_item(workload))
         results = await asyncio.gather(
-            fetch(Calls.pods(wid), c.get_pods(wid, or_deleted=gone), d),
+            fetch(Calls.pods(wid), c.get_pods(wid, or_deleted=gone, deleted_since=self.incident_start(workload)), d),
             fetch(Calls.history(wid), c.get_history(wid), d),
             fetch(Calls.events(wid), c.get_events(wid, since=self.cutoff), d),
             fetch(Calls.spec(c.spec_path_for(workload)), c.get_spec_for(workload), d),
@@ -566,6 +566,16 @@ class Diagnosis:
         return Tier1(workload, *results)  # type: ignore[arg-type]
 
     # -- evidence windows -------------------------------------------------------------------------------
+
+    @staticmethod
+    def incident_start(workload: Workload) -> datetime | None:
+        """For a failed workload of several pods, the earliest time a replica of the same incident may have ended
+        (its phase update less :data:`~diagnosis.runai.classify.PEER_WINDOW`): deleted pods that ended since then
+        are read too. None for other workloads (their deleted pods are asked only when none is live)."""
+        several = (workload.type or "").lower() == "distributed"
+        if workload.phase != "Failed" or workload.phase_updated_at is None or not several:
+            return None
+        return workload.phase_updated_at - cls.PEER_WINDOW
 
     def run_start(self, workload: Workload, tier1: Tier1) -> datetime | None:
         """Start of the run that ended (or is in) the diagnosed state: the last Creating/Resuming before it."""
@@ -658,11 +668,26 @@ class Diagnosis:
                     reason="Stopped",
                 )
             )
+        several = (workload.type or "").lower() == "distributed"
         for pod in tier1.pods.value or []:
             at = pod.k8s_phase_updated_at  # an old pod phase is not evidence of the recent termination
-            out += k8s_phase_signals(
+            found = k8s_phase_signals(
                 pod.k8s_phase, source=Calls.pods(workload.id).cite("k8sPhase"), at=at, pod=pod.name
             )
+            if not found and several and pod.deleted_at is not None:
+                # a replica deleted while it ran ended then (FORMAT.md: "the pod's completion or deletion"): it
+                # takes part in the order of the failing pods
+                found = [
+                    Signal(
+                        Kind.POD_ERROR,
+                        text=f"pod deleted at {pod.deleted_at:%Y-%m-%d %H:%M:%S} UTC (k8sPhase {pod.k8s_phase})",
+                        source=Calls.pods(workload.id).cite("deletedAt"),
+                        at=pod.deleted_at,
+                        pod=pod.name,
+                        reason="deleted",
+                    )
+                ]
+            out += found
         return cls.drop_stale_scheduler(out)
 
     def final_window(self, signals: Sequence[Signal], end: datetime | None) -> list[Signal]:
@@ -805,6 +830,8 @@ class Diagnosis:
         for pod in tier1.pods.value or []:
             if pod.completed_at is not None:
                 out[pod.name] = pod.completed_at
+            elif pod.deleted_at is not None:
+                out[pod.name] = pod.deleted_at  # deleted while it ran: it ended then
         if tier2 is not None and tier2.pod is not None:
             finished = kube.main_finished_at(tier2.pod)
             if finished is not None:
@@ -829,7 +856,7 @@ class Diagnosis:
         order = cls.order_pods(window, self.pod_ended(tier1, tier2))
         if not order.several:
             return cls.classify(final) or cls.classify(signals), order
-        unknown = cls.peer_unknown(order, tier2 is not None)
+        unknown = cls.peer_unknown(order, tier2 is not None) or self.unseen_first(order, tier1, tier2, window)
         if unknown is not None:
             return unknown, order
         finding = (
@@ -838,6 +865,35 @@ class Diagnosis:
             or cls.classify(cls.decisive_signals(signals, order))
         )
         return finding, order
+
+    @staticmethod
+    def unseen_first(
+        order: cls.PodOrder, tier1: Tier1, tier2: Tier2Evidence | None, signals: Sequence[Signal]
+    ) -> cls.Finding | None:
+        """UNKNOWN naming the pod that failed first when it cannot be seen (FORMAT.md "Workloads with several
+        pods"): deleted, only the Run:ai pods list still shows it, its own evidence names no cause (a bare
+        ``Error``), and Tier 2 could not read it. The later pods' exits (a launcher's, a master's) are then
+        consequences, never the cause."""
+        first = order.first
+        if first is None or not order.several:
+            return None
+        own = [s for s in signals if s.pod == first]
+        if any(s.kind in DIRECT_KINDS for s in own):
+            return None
+        pod = next((p for p in tier1.pods.value or [] if p.name == first), None)
+        seen = tier2 is not None and tier2.pod is not None and tier2.pod_name == first
+        if seen or pod is None or pod.deleted_at is None:
+            return None
+        ended = order.ended.get(first)
+        when = f" at {ended:%Y-%m-%d %H:%M:%S} UTC" if ended else ""
+        later = [p for p in order.failing if p != first]
+        reason = (
+            f"the pod that failed first, {first}, ended{when} and cannot be seen (deleted; the Run:ai pods list "
+            f"says only '{pod.k8s_phase or 'failed'}')"
+        )
+        if later:
+            reason += f"; {', '.join(later)} ended later, as consequences of that failure, not by their own fault"
+        return cls.Finding(Category.UNKNOWN, tuple(own), reason=reason)
 
     @staticmethod
     def symptom_confirmed(phase: str, signals: Sequence[Signal]) -> bool:

@@ -49,13 +49,9 @@ CASES: list[Callable[[], dict[str, Any]]] = []
 #: Slugs the product answers wrongly today (kept in pending/, not run by the tests). The first five kinds found
 #: (GPU faults only in node events or non-standard node conditions, a claim bound to a deleted PV) are fixed; the
 #: ones below are issue 19's incident cases (incident_cases.py), by kind in README.md "Pending (issue 19)". The OOM
-#: ceiling of a sidecar or init container (16 cases) is fixed: its own limit is quoted.
-PENDING: set[str] = {
-    "elastic-scale-down-deleted-worker-first",
-    "megatron-master-watchdog-after-worker-gone-from-kubernetes",
-    "mpi-launcher-failed-first-deleted-workers-cleaned-up",
-    "mpi-orte-lost-daemon-first-worker-only-in-runai-list",
-}
+#: ceiling of a sidecar or init container (16 cases), a preemption after a failure and a first failing replica only
+#: the Run:ai pods list shows (5 cases) are fixed too: none is pending now.
+PENDING: set[str] = set()
 
 
 def case(fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
