@@ -93,7 +93,10 @@ _LABEL = {"runai": "Run:ai workload", "osmo": "OSMO workflow"}
 def _ask_which(question: Question, names: Sequence[str], held: dict[str, set[str]], backends: Backends) -> Report:
     from diagnosis.builder import ReportBuilder
 
-    name = next(n for n in names if all(n.lower() in h for h in held.values() if h)) if names else ""
+    # the name both systems hold (they may hold different candidates of the text: then the first either holds)
+    shared = [n for n in names if all(n.lower() in h for h in held.values() if h)]
+    either = [n for n in names if any(n.lower() in h for h in held.values())]
+    name = (shared or either or [""])[0]
     choices = [Choice(label=f"{_LABEL.get(system, system)} {name}", field="system", value=system) for system in held]
     text = f"Which {name} do you mean? Both a Run:ai workload and an OSMO workflow have that name."
     b = ReportBuilder(now=backends.now())

@@ -206,10 +206,11 @@ def _clean_reply(text: str) -> str:
     return re.sub(r"\s+", " ", clean_text(strip_mentions(text)).replace("|", " ")).strip().strip("`'\".,")
 
 
-def picked_choice(choices: list[dict[str, str]], text: str, *, parts: bool = True) -> dict[str, str] | None:
-    """The offered choice a reply picks (FORMAT.md "Questions"), or None: an affirmative picks the one choice
-    offered; an ordinal ("2", "the second one", "last") picks by position; the full or short id the bot showed
-    picks that workload; a word that is part of exactly one choice's name ("the staging one") picks it."""
+def picked_choice(choices: list[dict[str, str]], text: str) -> dict[str, str] | None:
+    """The offered choice a reply picks by the words that only answer a question (FORMAT.md "Questions"), or
+    None: an affirmative picks the one choice offered; an ordinal ("2", "the second one", "last") picks by position;
+    the full or short id the bot showed picks that workload. (A part of a choice's name is read later, after the
+    slots a reply names: :func:`_part_of_one_name`.)"""
     if not choices:
         return None
     raw = strip_mentions(text).strip()
@@ -227,7 +228,7 @@ def picked_choice(choices: list[dict[str, str]], text: str, *, parts: bool = Tru
         by_id = [c for c in choices if any(c["value"].lower().startswith(h) or h in c["label"].lower() for h in hexes)]
         if len(by_id) == 1:
             return by_id[0]
-    return _part_of_one_name(choices, low) if parts else None
+    return None
 
 
 def _part_of_one_name(choices: list[dict[str, str]], low: str) -> dict[str, str] | None:
@@ -316,7 +317,7 @@ def _reply_picks(question: Question, missing: list[str], choices: list[dict[str,
     for c in choices:
         if low in (c["label"].lower(), c["value"].lower()):
             return apply_choice(question, c["field"], c["value"])
-    picked = picked_choice(choices, text, parts=False)  # a part of a name only after the slots
+    picked = picked_choice(choices, text)  # a part of a name only after the slots
     if picked is not None:
         return apply_choice(question, picked["field"], picked["value"])
     if _YES.match(reply) or _ORDINAL.match(low):

@@ -243,6 +243,11 @@ class Workload(ApiModel):
     def is_terminal(self) -> bool:
         return self.phase in TERMINAL_PHASES
 
+    @property
+    def is_distributed(self) -> bool:
+        """A workload of several replicas (``type`` Distributed): its pods take part in a first-failure order."""
+        return (self.type or "").lower() == "distributed"
+
 
 class Container(ApiModel):
     name: str

@@ -572,8 +572,7 @@ class Diagnosis:
         """For a failed workload of several pods, the earliest time a replica of the same incident may have ended
         (its phase update less :data:`~diagnosis.runai.classify.PEER_WINDOW`): deleted pods that ended since then
         are read too. None for other workloads (their deleted pods are asked only when none is live)."""
-        several = (workload.type or "").lower() == "distributed"
-        if workload.phase != "Failed" or workload.phase_updated_at is None or not several:
+        if workload.phase != "Failed" or workload.phase_updated_at is None or not workload.is_distributed:
             return None
         return workload.phase_updated_at - cls.PEER_WINDOW
 
@@ -668,13 +667,12 @@ class Diagnosis:
                     reason="Stopped",
                 )
             )
-        several = (workload.type or "").lower() == "distributed"
         for pod in tier1.pods.value or []:
             at = pod.k8s_phase_updated_at  # an old pod phase is not evidence of the recent termination
             found = k8s_phase_signals(
                 pod.k8s_phase, source=Calls.pods(workload.id).cite("k8sPhase"), at=at, pod=pod.name
             )
-            if not found and several and pod.deleted_at is not None:
+            if not found and workload.is_distributed and pod.deleted_at is not None:
                 # a replica deleted while it ran ended then (FORMAT.md: "the pod's completion or deletion"): it
                 # takes part in the order of the failing pods
                 found = [

@@ -218,3 +218,21 @@ async def test_a_project_or_cluster_that_exists_is_never_called_missing(text: st
     assert "no project or cluster named" not in said, said
     if "vision" in text:
         assert "dgx-staging" in said, said  # where the project named is
+
+
+async def test_two_systems_holding_different_names_of_the_text_ask_without_crashing() -> None:
+    """Run:ai holds one candidate of the text, OSMO another: the person is asked, naming one of them."""
+    from diagnosis import systems
+
+    class Holder:
+        def __init__(self, name: str, holds: set[str]) -> None:
+            self.name, self._holds = name, holds
+
+        async def holds(self, names: Any, question: Question, backends: Backends) -> set[str]:
+            return {n for n in names if n in self._holds}
+
+    question = parse_text("train-7 or sdg-render-7, which one broke?")
+    ready: Any = [Holder("runai", {"train-7"}), Holder("osmo", {"sdg-render-7"})]
+    report = await systems.choose(question, ready, Backends(now=lambda: datetime(2026, 11, 28, tzinfo=UTC)))
+    assert not isinstance(report, Question) and report.outcome == Outcome.NEEDS_INPUT
+    assert [c.value for c in report.choices] == ["runai", "osmo"]
