@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ import typer
 from pydantic import ValidationError
 
 from diagnosis.backends import Backends
-from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
+from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig, environment
 from diagnosis.errors import BackendUnavailable
 from diagnosis.question import Question, QuestionError, parse_text
 from diagnosis.render import render_text, to_json
@@ -137,19 +136,20 @@ def run_guarded(fn: Callable[[], T], debug: bool = False) -> T:
 def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tuple[Backends, dict[str, Any]]]:
     """Backends from the environment, or from a sandbox serving ``snapshot_path`` (yielding its ``ask``)."""
     if snapshot_path is None:
-        kube = KubeConfig.from_env()
+        env = environment()
+        kube = KubeConfig.from_env(env)
         runai: RunaiConfig | None = None
         osmo: OsmoConfig | None = None
         errors: list[str] = []
         try:
-            runai = RunaiConfig.from_env()
+            runai = RunaiConfig.from_env(env)
         except ConfigError as exc:
-            if any(os.environ.get(n) for n in ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET")):
+            if any(env.get(n) for n in ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET")):
                 errors.append(str(exc))
         try:
-            osmo = OsmoConfig.from_env()
+            osmo = OsmoConfig.from_env(env)
         except ConfigError as exc:
-            if any(os.environ.get(n) for n in ("OSMO_URL", "OSMO_TOKEN")):
+            if any(env.get(n) for n in ("OSMO_URL", "OSMO_TOKEN")):
                 errors.append(str(exc))
         if errors:
             raise ConfigError(errors[0])

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
-from diagnosis.config import DEFAULT_MAX_BODY_BYTES, ConfigError, max_body_bytes
+from diagnosis.config import DEFAULT_MAX_BODY_BYTES, ConfigError, environment, max_body_bytes
 from diagnosis.redact import sanitize
 
 #: The only non-GET requests a Tier 2 client may send, and only this command's client.
@@ -378,7 +377,7 @@ def register(app: typer.Typer) -> None:
         setup_logging(logging.DEBUG if debug else logging.ERROR)
         if socket and http:
             run_guarded(lambda: (_ for _ in ()).throw(UserError("choose one of --socket or --http")))
-        env = dict(os.environ)
+        env = dict(environment())
         mode = "socket" if socket else "http" if http else None
         if mode is None and env.get("SLACK_BOT_TOKEN"):
             mode = "socket" if env.get("SLACK_APP_TOKEN") else "http"

@@ -64,15 +64,15 @@ def register(app: typer.Typer) -> None:
         debug: Annotated[bool, typer.Option("--debug", help="Debug logs.")] = False,
     ) -> None:
         """Talk to the bot in the terminal: same parsing, follow-ups and replies as in Slack."""
-        import os
-
         from bot.chat import chat as run_chat
         from bot.policy import Policy
+        from diagnosis.config import environment
 
         setup_logging(logging.DEBUG if debug else logging.WARNING)
 
         def run() -> None:
-            policy = Policy.load(os.environ.get("WD_POLICY_FILE") or None)
+            env = environment()
+            policy = Policy.load(env.get("WD_POLICY_FILE") or None)
             with backends_for(snapshot) as (backends, _ask):
                 asyncio.run(run_chat(backends, policy=policy, channel=channel, first=question))
 

@@ -1,4 +1,7 @@
-"""Settings of the Slack bot, read from the environment; every missing one is named at startup.
+"""Settings of the Slack bot; every missing one is named at startup.
+
+They are read from :func:`diagnosis.config.environment` (the one reader of the environment) or the mapping a
+caller gives; nothing here reads ``os.environ``. The variables:
 
 ``SLACK_BOT_TOKEN`` (always), ``SLACK_SIGNING_SECRET`` (HTTP mode), ``SLACK_APP_TOKEN`` (Socket
 Mode), ``REDIS_URL``, ``SLACK_API_URL`` (default ``https://slack.com/api/``; tests point it at a
@@ -27,11 +30,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
-from diagnosis.config import ConfigError
+from diagnosis.config import ConfigError, environment
 from diagnosis.envsettings import MappingSettings
 
 Mode = Literal["http", "socket", "chat"]
@@ -73,6 +76,8 @@ class BotEnv(MappingSettings):
 
     Field names are the environment variables. Every value is read as given; :meth:`Settings.from_env`
     turns an invalid one into one clear line naming the variable (the validators below)."""
+
+    read_error: ClassVar[type[ValueError]] = SettingsError
 
     SLACK_BOT_TOKEN: str = Field("", description="Bot token (`xoxb-…`, OAuth & Permissions). Required by `serve`.")
     SLACK_SIGNING_SECRET: str | None = Field(
@@ -159,21 +164,6 @@ class BotEnv(MappingSettings):
             raise SettingsError(f"WD_LOG_FORMAT must be text or json, not {value!r}")
         return text
 
-    @classmethod
-    def read(cls, env: Mapping[str, str]) -> BotEnv:
-        """The settings in ``env`` (empty values count as unset); raises :class:`SettingsError` (one line)."""
-        given = {k: env[k] for k in cls.model_fields if env.get(k) not in (None, "")}
-        try:
-            return cls.model_validate(given)
-        except ValidationError as exc:
-            for error in exc.errors():
-                cause = (error.get("ctx") or {}).get("error")
-                if isinstance(cause, SettingsError):
-                    raise cause from None
-            first = exc.errors()[0]
-            name = ".".join(str(p) for p in first.get("loc") or ()) or "a setting"
-            raise SettingsError(f"{name}: {first.get('msg')}") from None
-
 
 @dataclass(frozen=True)
 class Settings:
@@ -199,8 +189,9 @@ class Settings:
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
-        """Settings for ``mode``; raises :class:`SettingsError` naming every missing variable."""
-        env = os.environ if env is None else env
+        """Settings for ``mode`` from ``env`` (default :func:`diagnosis.config.environment`); raises
+        :class:`SettingsError` naming every missing variable."""
+        env = environment() if env is None else env
         needed = ["SLACK_BOT_TOKEN", "REDIS_URL"]
         if mode == "http":
             needed.append("SLACK_SIGNING_SECRET")

@@ -1,4 +1,10 @@
-"""Settings of the diagnosis core, read from the environment (every external endpoint is a setting).
+"""Settings of the diagnosis core, and the one reader of the environment (every external endpoint is a setting).
+
+:func:`environment` is the product's one read of ``os.environ`` (tests/test_env_reader.py fails on any other):
+every ``from_env`` here and :meth:`bot.settings.Settings.from_env` take a mapping in its place (tests, ``doctor``,
+the sandbox's Tier 2) and read the process environment through it when given none. The typed models (pydantic-settings:
+:class:`CoreEnv` here, :class:`bot.settings.BotEnv`, on :class:`diagnosis.envsettings.MappingSettings`) document
+every variable and read only the mapping they are given.
 
 ``RUNAI_BASE_URL``, ``RUNAI_CLIENT_ID``, ``RUNAI_CLIENT_SECRET``, ``RUNAI_CONSOLE_URL`` (links;
 defaults to the base URL), ``RUNAI_WORKLOAD_URL_TEMPLATE`` (a deep link to one workload in your
@@ -19,11 +25,19 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, ClassVar
 
 
 class ConfigError(ValueError):
     """A required setting is missing or malformed; the message names it."""
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment, read-only: the product's one read of ``os.environ``.
+
+    A live view, never a cached copy: a test's ``monkeypatch.setenv`` is seen by the next read."""
+    return MappingProxyType(os.environ)
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
@@ -61,17 +75,17 @@ def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> i
 
 
 def max_body_bytes(env: Mapping[str, str] | None = None) -> int:
-    """``WD_MAX_BODY_BYTES`` of ``env`` (``os.environ`` by default), in bytes: every body read (HTTP clients in
+    """``WD_MAX_BODY_BYTES`` of ``env`` (:func:`environment` by default), in bytes: every body read (HTTP clients in
     :mod:`diagnosis.http`, Tier 2 in :mod:`diagnosis.k8s`, the Slack HTTP mode) stops there with a named gap.
     Raises :class:`ConfigError` for a value that is not a whole number of at least :data:`MIN_MAX_BODY_BYTES`."""
-    env = os.environ if env is None else env
+    env = environment() if env is None else env
     return _int(env, "WD_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, MIN_MAX_BODY_BYTES)
 
 
 def body_seconds(env: Mapping[str, str] | None = None) -> float:
     """The wall-clock seconds one Run:ai or OSMO body may take to arrive after its headers: ``WD_DEADLINE``
     (the diagnosis deadline; a diagnosis waits no longer for anything). Raises :class:`ConfigError`."""
-    env = os.environ if env is None else env
+    env = environment() if env is None else env
     return _float(env, "WD_DEADLINE", 60.0)
 
 
@@ -90,7 +104,7 @@ class RunaiConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RunaiConfig:
         """Raises :class:`ConfigError` naming the first missing variable."""
-        env = os.environ if env is None else env
+        env = environment() if env is None else env
         missing = [n for n in ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET") if not env.get(n)]
         if missing:
             raise ConfigError(
@@ -261,7 +275,7 @@ class KubeConfig:
     def from_env(cls, env: Mapping[str, str] | None = None) -> KubeConfig:
         """``KUBECONFIG``, ``WD_KUBE_CONTEXTS``, ``WD_IN_CLUSTER_ID`` (see the class); raises :class:`ConfigError`
         with one line naming the setting that is malformed."""
-        env = os.environ if env is None else env
+        env = environment() if env is None else env
         path = env.get("KUBECONFIG") or None
         in_pod = bool(env.get("KUBERNETES_SERVICE_HOST"))
         contexts = _kube_contexts(env)
@@ -292,7 +306,7 @@ class OsmoConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> OsmoConfig:
-        env = os.environ if env is None else env
+        env = environment() if env is None else env
         missing = [n for n in ("OSMO_URL", "OSMO_TOKEN") if not env.get(n)]
         if missing:
             raise ConfigError(
@@ -319,7 +333,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _core_env() -> Any:
-    from pydantic import Field, ValidationError, ValidationInfo, field_validator
+    from pydantic import Field, ValidationInfo, field_validator
 
     from diagnosis.envsettings import MappingSettings
 
@@ -328,6 +342,8 @@ def _core_env() -> Any:
 
         :meth:`RunaiConfig.from_env`, :meth:`OsmoConfig.from_env` and :meth:`KubeConfig.from_env` read these
         variables with their one-line errors; this model is their reference (tests check both agree)."""
+
+        read_error: ClassVar[type[ValueError]] = ConfigError
 
         RUNAI_BASE_URL: str | None = Field(
             None, description="Run:ai control plane URL, e.g. `https://acme.run.ai`. Required for Run:ai."
@@ -367,19 +383,5 @@ def _core_env() -> Any:
         def _seconds(cls, value: Any, info: ValidationInfo) -> float:
             name = info.field_name or ""
             return _float({name: value}, name, float(cls.model_fields[name].default))
-
-        @classmethod
-        def read(cls, env: Mapping[str, str]) -> CoreEnv:
-            """The core's settings in ``env``; raises :class:`ConfigError` with one line naming the variable."""
-            given = {k: env[k] for k in cls.model_fields if env.get(k) not in (None, "")}
-            try:
-                return cls.model_validate(given)
-            except ValidationError as exc:
-                for error in exc.errors():
-                    cause = (error.get("ctx") or {}).get("error")
-                    if isinstance(cause, ConfigError):
-                        raise cause from None
-                first = exc.errors()[0]
-                raise ConfigError(f"{'.'.join(str(p) for p in first.get('loc') or ())}: {first.get('msg')}") from None
 
     return CoreEnv

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-import os
 import sys
 from datetime import UTC, datetime
 
+from diagnosis.config import environment
 from diagnosis.redact import sanitize
 
 #: The reference id of the request this task is answering (set by ``handlers.doctor.ref_id``).
@@ -73,8 +73,11 @@ class TextFormatter(logging.Formatter):
 
 
 def log_format(value: str | None = None) -> str:
-    """``WD_LOG_FORMAT``: ``json`` or ``text`` (default)."""
-    raw = (value if value is not None else os.environ.get("WD_LOG_FORMAT") or "text").strip().lower()
+    """``value``, else ``WD_LOG_FORMAT``: ``json`` or ``text`` (default)."""
+    if value is None:
+        env = environment()
+        value = env.get("WD_LOG_FORMAT") or "text"
+    raw = value.strip().lower()
     return "json" if raw == "json" else "text"
 
 
