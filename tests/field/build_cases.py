@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from incident_cases import CASES as INCIDENT_CASES
+from incident_cases_2 import CASES as INCIDENT_CASES_2
 from snap import (
     RunaiCase,
     at,
@@ -48,10 +49,15 @@ CASES: list[Callable[[], dict[str, Any]]] = []
 # Cases the product answers wrongly today (see README.md "Pending"); written to pending/.
 #: Slugs the product answers wrongly today (kept in pending/, not run by the tests). The first five kinds found
 #: (GPU faults only in node events or non-standard node conditions, a claim bound to a deleted PV) are fixed; the
-#: ones below are issue 19's incident cases (incident_cases.py), by kind in README.md "Pending (issue 19)". The OOM
-#: ceiling of a sidecar or init container (16 cases), a preemption after a failure and a first failing replica only
-#: the Run:ai pods list shows (5 cases) are fixed too: none is pending now.
-PENDING: set[str] = set()
+#: first batch of issue 19's incident cases (incident_cases.py, README.md "Pending (issue 19)": the OOM ceiling of a
+#: sidecar or init container, a preemption after a failure, a first failing replica only the Run:ai pods list shows)
+#: are fixed too. The ones below are from the second batch (incident_cases_2.py).
+PENDING: set[str] = {
+    # issue 19 §3, second batch (incident_cases_2.py); README.md "Pending (issue 19, second batch)"
+    "busybox-init-exited-1-runinitcontainererror-pvc-permissions",
+    "pytorchjob-worker-init-pytorch-alpine-ecr-name-unknown",
+    "tfjob-master-evicted-three-times-running-now-ask-past-run",
+}
 
 
 def case(fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
@@ -3847,7 +3853,7 @@ def main() -> int:
     out_dir.mkdir(exist_ok=True)
     pend_dir.mkdir(exist_ok=True)
     slugs = set()
-    for fn in CASES + INCIDENT_CASES:
+    for fn in CASES + INCIDENT_CASES + INCIDENT_CASES_2:
         doc = fn()
         doc.setdefault("kind", case_kind(doc))
         slug = doc["id"]
