@@ -4,7 +4,7 @@ How to build a report::
 
     b = ReportBuilder(system="osmo", now=now)           # one builder per answer
     b.identity = Identity(system="osmo", workflow_id=...)
-    got = await fetch(client.call_events(wid), client.events(wid))
+    got = await fetch(client.events(wid))               # a Read: the value and the call it came from
     b.fetched(got)                                       # a failed read becomes a gap, once
     b.add("exit code", "137", got.path, at)              # a quantified fact and the call it came from
     b.note("Logs were read for 3 of 5 tasks.")
@@ -69,8 +69,7 @@ class ReportBuilder:
         """A failed read becomes a gap (``what`` defaults to the call's label; ``with_call`` appends the call,
         ``"HTTP 503 after retries [GET /api/v1/workloads/<id>/history]"``); returns ``got.ok``."""
         if not got.ok:
-            why = got.why or "failed"
-            self.gap(what or got.what, f"{why} [{got.path}]" if with_call else why)
+            self.gap(what or got.what, got.cited_why if with_call else got.why or "failed")
         return got.ok
 
     def note(self, text: str) -> None:

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from diagnosis.fetched import Fetched
 from diagnosis.question import QuestionError
 from diagnosis.report import Gap, _Sanitized
 
@@ -96,6 +97,13 @@ class DigestItem(_Sanitized):
 def family(name: str) -> str:
     """A failure family's workload part: the name without its trailing run number (``bert-ft-7`` -> ``bert-ft``)."""
     return re.sub(r"[-_.]?\d+$", "", name) or name
+
+
+def read_gap(what: str, got: Fetched[Any]) -> Gap:
+    """A read a digest scan could not make (or made only in part) as a gap, the same for every system: ``why``
+    is the :class:`~diagnosis.fetched.Fetched` reason (:func:`~diagnosis.fetched.describe_error` of a failure)
+    followed by its call, ``"HTTP 503 after retries [GET /api/v1/clusters]"``."""
+    return Gap(what=what, why=got.cited_why)
 
 
 class RowCache(Protocol):

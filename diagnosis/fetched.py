@@ -1,24 +1,30 @@
 """The one evidence-and-gap vocabulary (issue 10 §2): every source (Run:ai, OSMO, Kubernetes Tier 2) returns
 a :class:`Fetched` that knows the call it came from, the way ``httpx.Response.request`` does.
 
-A client names its own call (:class:`Call`: the short source label a person reads and the full request), so
-no procedure types a source string; :func:`fetch` awaits a read within a deadline and turns any failure into
-``why`` with :func:`describe_error`, the single describer of errors for every source.
+A client method returns its read together with its call (:class:`Read`, declared with :func:`reads`: the call is
+built from exactly the arguments of the read), so no procedure types a call beside its read and the two cannot
+disagree; :func:`fetch` awaits a read within a deadline and turns any failure into ``why`` with
+:func:`describe_error`, the single describer of errors for every source, in a :class:`Fetched` that carries the
+call (a gap carries its call).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from diagnosis.errors import ApiError, BadResponse, BodyCut, NotAsked
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,73 @@ class Fetched(Generic[T]):
     def path(self) -> str:
         """The full call, ``"GET /path"`` (the source of the evidence it gave)."""
         return str(self.call)
+
+    @property
+    def cited_why(self) -> str:
+        """``why`` followed by the call it is about: ``"HTTP 503 after retries [GET /api/v1/workloads/<id>/history]"``
+        (the wording of a gap that names its call)."""
+        return f"{self.why or 'failed'} [{self.path}]"
+
+    @classmethod
+    def failure(cls, call: Call, exc: BaseException) -> Fetched[Any]:
+        """``call`` failed with ``exc``: ``why`` is :func:`describe_error` of it."""
+        return cls(call, why=describe_error(exc))
+
+
+class Read(Generic[T_co]):
+    """One read not yet made, together with its :class:`Call`: what a client method declared with :func:`reads`
+    returns. ``start`` makes the awaitable, so nothing runs (and no coroutine exists to be left un-awaited) until
+    the read is awaited; each ``await`` makes the read again. ``await read`` gives the value (or raises);
+    :func:`fetch` gives a :class:`Fetched` that carries :attr:`call`."""
+
+    __slots__ = ("call", "start")
+
+    def __init__(self, call: Call, start: Callable[[], Awaitable[T_co]]) -> None:
+        self.call = call
+        self.start = start
+
+    def __await__(self) -> Generator[Any, None, T_co]:
+        return self.start().__await__()
+
+    def __repr__(self) -> str:
+        return f"Read({self.call})"
+
+
+def reads(
+    call: Callable[..., Call],
+) -> Callable[[Callable[P, Coroutine[Any, Any, T]]], Callable[P, Read[T]]]:
+    """Declare an ``async def`` client method a read: calling it returns a :class:`Read` whose call is
+    ``call(**arguments)``, the method's own arguments by name with their defaults applied (``self`` too)::
+
+        @reads(lambda workload_id, deleted, **_: Calls.pods(workload_id, deleted=deleted))
+        async def get_pods(self, workload_id: str, *, deleted: bool = False, ...) -> Records[Pod]: ...
+
+    So the call is built from exactly the arguments of the read (the two cannot disagree). ``call`` takes
+    ``**_`` for the arguments it does not name; a name the method does not have is refused when the class is
+    defined, as is a method with positional-only or ``*args``/``**kwargs`` parameters."""
+
+    def declare(method: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Read[T]]:
+        signature = inspect.signature(method)
+        plain = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        if any(p.kind not in plain for p in signature.parameters.values()):
+            raise TypeError(f"{method.__qualname__}: a read's parameters are named ones (no /, *args, **kwargs)")
+        unknown = [
+            name
+            for name, p in inspect.signature(call).parameters.items()
+            if p.kind != inspect.Parameter.VAR_KEYWORD and name not in signature.parameters
+        ]
+        if unknown:
+            raise TypeError(f"{method.__qualname__}: its call names {unknown}, which the method does not take")
+
+        @functools.wraps(method)
+        def read(*args: P.args, **kwargs: P.kwargs) -> Read[T]:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return Read(call(**bound.arguments), lambda: method(*args, **kwargs))
+
+        return read
+
+    return declare
 
 
 def describe_error(exc: BaseException) -> str:
@@ -157,20 +230,20 @@ def body_broken(exc: BaseException) -> str:
     return f"{what}: it was read once (a body cut off after its headers is not retried)"
 
 
-async def fetch(call: Call, read: Awaitable[T], within: float | None = None) -> Fetched[T]:
-    """Await ``read`` (within ``within`` seconds when given) and wrap the outcome.
+async def fetch(read: Read[T], within: float | None = None) -> Fetched[T]:
+    """Await ``read`` (within ``within`` seconds when given) and wrap the outcome with the read's call.
 
-    Never raises for a failed read; re-raises only what must end the diagnosis: a read-only violation
-    (``diagnosis.http.ReadOnlyViolation``, matched by name so this module stays a leaf), and
-    cancellation."""
+    Never raises for a failed read (``why`` is :func:`describe_error` of the failure); re-raises only what must
+    end the diagnosis: a read-only violation (``diagnosis.http.ReadOnlyViolation``, matched by name so this
+    module stays a leaf), and cancellation."""
     try:
-        value = await (asyncio.wait_for(read, within) if within is not None else read)
+        value = await (asyncio.wait_for(read.start(), within) if within is not None else read)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         if type(exc).__name__ == "ReadOnlyViolation":
             raise
-        why = describe_error(exc)
-        log.info("could not fetch %s: %s", call.label, why)
-        return Fetched(call, why=why)
-    return Fetched(call, value=value)
+        got: Fetched[T] = Fetched.failure(read.call, exc)
+        log.info("could not fetch %s: %s", read.call.label, got.why)
+        return got
+    return Fetched(read.call, value=value)

@@ -42,7 +42,7 @@ from kubernetes.client.rest import ApiException
 from diagnosis import errors, metrics
 from diagnosis.config import KubeConfig
 from diagnosis.config import max_body_bytes as env_max_body_bytes
-from diagnosis.fetched import Call, Fetched, describe_error
+from diagnosis.fetched import Call, Fetched, Read, describe_error, reads
 from diagnosis.http import RECORDER, ReadOnlyViolation, RecordedResponse
 from diagnosis.units import parse_time
 
@@ -485,7 +485,8 @@ def _json_kind(value: Any) -> str:
 
 class Tier2Source:
     """Read-only Kubernetes reads for one diagnosis. Raises nothing (but a read-only violation): a failed read
-    becomes one of :attr:`Tier2Evidence.failures`."""
+    becomes one of :attr:`Tier2Evidence.failures`. Each read method returns a :class:`~diagnosis.fetched.Read`
+    whose call (one of :class:`KubeCalls`) is built from the same arguments."""
 
     def __init__(self, config: KubeConfig) -> None:
         self.api_client = build_api_client(config)
@@ -498,6 +499,7 @@ class Tier2Source:
         response = fn(*args, _preload_content=False, _request_timeout=REQUEST_TIMEOUT, **kwargs)
         return json.loads(response.data)
 
+    @reads(lambda namespace, name, **_: KubeCalls.pod(namespace, name))
     async def read_pod(self, namespace: str, name: str) -> dict[str, Any]:
         """``GET /api/v1/namespaces/{ns}/pods/{name}`` as a dict; a pod that is not an object, or whose ``status``
         is not one, is a :class:`diagnosis.errors.BadResponse` naming it (issue 15 §5: a named gap, not a crash)."""
@@ -509,6 +511,7 @@ class Tier2Source:
             raise errors.BadResponse(200, path, f"the pod's status is {_json_kind(pod['status'])}, not an object")
         return pod
 
+    @reads(lambda namespace, name, **_: KubeCalls.pod_events(namespace, name))
     async def pod_events(self, namespace: str, name: str) -> list[dict[str, Any]]:
         """Events whose ``involvedObject.name`` is the pod."""
         body = await _recorded(
@@ -520,6 +523,7 @@ class Tier2Source:
         )
         return list(body.get("items") or [])
 
+    @reads(lambda name, **_: KubeCalls.node_events(name))
     async def node_events(self, name: str) -> list[dict[str, Any]]:
         """Events of node ``name`` in every namespace (``GET /api/v1/events?fieldSelector=involvedObject.kind=Node,
         involvedObject.name=<node>``): where GPU health monitors and the kubelet report Xid and ECC faults."""
@@ -531,6 +535,7 @@ class Tier2Source:
         )
         return list(body.get("items") or [])
 
+    @reads(lambda namespace, name, container, previous, **_: KubeCalls.log(namespace, name, container, previous))
     async def read_log(self, namespace: str, name: str, container: str, previous: bool) -> str:
         """The last :data:`LOG_TAIL_LINES` lines (at most :data:`LOG_LIMIT_BYTES` bytes), decoded lossily."""
 
@@ -552,6 +557,7 @@ class Tier2Source:
         data = await _recorded(f"/api/v1/namespaces/{namespace}/pods/{name}/log", query, in_thread(call))
         return str(_whole_lines(bytes(data), LOG_LIMIT_BYTES).decode("utf-8", errors="replace"))
 
+    @reads(lambda name, **_: KubeCalls.node(name))
     async def read_node(self, name: str) -> dict[str, Any]:
         """``GET /api/v1/nodes/{name}`` as a dict."""
         return await _recorded(f"/api/v1/nodes/{name}", [], in_thread(self._json, self.core.read_node, name))
@@ -559,12 +565,13 @@ class Tier2Source:
     async def add_node(self, evidence: Tier2Evidence, name: str) -> None:
         """Read node ``name`` and its events into ``evidence``, concurrently (a failure is recorded there, never
         raised)."""
-        node, events = await asyncio.gather(self.read_node(name), self.node_events(name), return_exceptions=True)
-        for call, result in ((KubeCalls.node(name), node), (KubeCalls.node_events(name), events)):
+        reads: tuple[Read[Any], ...] = (self.read_node(name), self.node_events(name))
+        node, events = await asyncio.gather(*reads, return_exceptions=True)
+        for read, result in zip(reads, (node, events), strict=True):
             if isinstance(result, ReadOnlyViolation):
                 raise result
             if isinstance(result, BaseException):
-                evidence.failed(call, result)
+                evidence.failed(read.call, result)
         if isinstance(node, dict):
             evidence.node = node
         if isinstance(events, list):
@@ -583,36 +590,37 @@ class Tier2Source:
         """
         out = Tier2Evidence(namespace=namespace, pod_name=pod_name)
 
-        async def guarded(call: Call, coro: Any) -> Any:
+        async def guarded(read: Read[Any]) -> Any:
             try:
-                return await coro
+                return await read
             except ReadOnlyViolation:
                 raise
             except Exception as exc:
-                out.failed(call, exc)
+                out.failed(read.call, exc)
                 return None
 
         async def logs_for(names: list[str]) -> None:
             pairs = [(c, prev) for c in names for prev in (True, False)]
-            texts = await asyncio.gather(*(self._log_or_none(namespace, pod_name, c, prev) for c, prev in pairs))
-            failed: dict[str, tuple[Call, str]] = {}
-            for (c, prev), text in zip(pairs, texts, strict=True):
+            reads = [self.read_log(namespace, pod_name, c, prev) for c, prev in pairs]
+            texts = await asyncio.gather(*(self._log_or_none(read) for read in reads))
+            failed: dict[str, Fetched[str]] = {}
+            for (c, prev), read, text in zip(pairs, reads, texts, strict=True):
                 if isinstance(text, str):
                     out.logs[(c, prev)] = text
                 else:
-                    failed[c] = (KubeCalls.log(namespace, pod_name, c, prev), text[1])
-            for c, (call, why) in failed.items():
+                    failed[c] = Fetched(read.call, why=text[1])
+            for c, got in failed.items():
                 if (c, True) not in out.logs and (c, False) not in out.logs:
-                    out.failures.append(Fetched(call, why=why))
+                    out.failures.append(got)
 
         tasks: list[Any] = [
-            guarded(KubeCalls.pod(namespace, pod_name), self.read_pod(namespace, pod_name)),
-            guarded(KubeCalls.pod_events(namespace, pod_name), self.pod_events(namespace, pod_name)),
+            guarded(self.read_pod(namespace, pod_name)),
+            guarded(self.pod_events(namespace, pod_name)),
             logs_for(containers),
         ]
         if node_name:
-            tasks.append(guarded(KubeCalls.node(node_name), self.read_node(node_name)))
-            tasks.append(guarded(KubeCalls.node_events(node_name), self.node_events(node_name)))
+            tasks.append(guarded(self.read_node(node_name)))
+            tasks.append(guarded(self.node_events(node_name)))
         results = await asyncio.gather(*tasks)
         out.pod, events = results[0], results[1]
         out.events = events or []
@@ -631,10 +639,11 @@ class Tier2Source:
                 await logs_for([str(c) for c in extra])
         return out
 
-    async def _log_or_none(self, namespace: str, pod: str, container: str, previous: bool) -> str | tuple[None, str]:
+    @staticmethod
+    async def _log_or_none(read: Read[str]) -> str | tuple[None, str]:
         """The log text, or ``(None, why)`` when it cannot be read (400: no such container run)."""
         try:
-            return await self.read_log(namespace, pod, container, previous)
+            return await read
         except ReadOnlyViolation:
             raise
         except Exception as exc:

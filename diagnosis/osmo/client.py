@@ -45,7 +45,7 @@ from pydantic import BaseModel, ValidationError
 
 from diagnosis.config import OsmoConfig
 from diagnosis.errors import ApiError, BadResponse, BodyCut, NotFound
-from diagnosis.fetched import Call, body_broken, raised_in
+from diagnosis.fetched import Call, body_broken, raised_in, reads
 from diagnosis.http import RetryPolicy, make_client
 from diagnosis.osmo.models import NodeResources, PoolQuota, TaskRequest, Workflow, WorkflowList
 
@@ -145,20 +145,27 @@ class OsmoCalls:
         return OsmoCalls._call("workflow logs", f"/api/workflow/{workflow_id}/logs")
 
     @staticmethod
-    def error_logs(workflow_id: str, task_name: str) -> Call:
-        """``GET /api/workflow/{id}/error_logs?task_name=T``."""
+    def error_logs(workflow_id: str, task_name: str, retry_id: int | None = None) -> Call:
+        """``GET /api/workflow/{id}/error_logs?task_name=T[&retry_id=N]``: the retry, when asked, names the call."""
+        retry = f"&retry_id={retry_id}" if retry_id is not None else ""
         return OsmoCalls._call(
-            f"error log of task {task_name}", f"/api/workflow/{workflow_id}/error_logs?task_name={task_name}"
+            f"error log of task {task_name}", f"/api/workflow/{workflow_id}/error_logs?task_name={task_name}{retry}"
         )
 
     @staticmethod
-    def events(workflow_id: str) -> Call:
-        """``GET /api/workflow/{id}/events``."""
+    def events(workflow_id: str, task_name: str | None = None) -> Call:
+        """``GET /api/workflow/{id}/events[?task_name=T]``."""
+        if task_name:
+            return OsmoCalls._call(
+                f"events of task {task_name}", f"/api/workflow/{workflow_id}/events?task_name={task_name}"
+            )
         return OsmoCalls._call("events", f"/api/workflow/{workflow_id}/events")
 
     @staticmethod
-    def spec(workflow_id: str) -> Call:
-        """``GET /api/workflow/{id}/spec?use_template=true``."""
+    def spec(workflow_id: str, template: bool = True) -> Call:
+        """``GET /api/workflow/{id}/spec?use_template=true`` (``false``: the spec as submitted)."""
+        if not template:
+            return OsmoCalls._call("spec", f"/api/workflow/{workflow_id}/spec?use_template=false")
         return OsmoCalls._call("template spec", f"/api/workflow/{workflow_id}/spec?use_template=true")
 
     @staticmethod
@@ -174,20 +181,25 @@ class OsmoCalls:
         )
 
     @staticmethod
-    def pool_quota(pool: str) -> Call:
-        """``GET /api/pool_quota?pools=P``."""
-        return OsmoCalls._call("pool quota", f"/api/pool_quota?pools={pool}")
+    def pool_quota(*pools: str) -> Call:
+        """``GET /api/pool_quota?pools=P`` (each pool named; none: ``all_pools=true``)."""
+        return OsmoCalls._call("pool quota", "/api/pool_quota?" + _pools_query(pools))
 
     @staticmethod
-    def resources(pool: str) -> Call:
-        """``GET /api/resources?pools=P``: per-node resources of the pool."""
-        return OsmoCalls._call("pool resources", f"/api/resources?pools={pool}")
+    def resources(*pools: str) -> Call:
+        """``GET /api/resources?pools=P``: per-node resources of the pool (none: ``all_pools=true``)."""
+        return OsmoCalls._call("pool resources", "/api/resources?" + _pools_query(pools))
 
     @staticmethod
     def endpoint(call: Call) -> str:
         """``"GET /api/workflow/<id>/logs"``: the call without its query (the source of a quoted excerpt,
         which may come from several of the calls to one endpoint)."""
         return f"{call.method} {call.path.split('?', 1)[0]}"
+
+
+def _pools_query(pools: Sequence[str]) -> str:
+    """``pools=a&pools=b``, or ``all_pools=true`` for none (as :meth:`OsmoClient.pool_quota` asks)."""
+    return "&".join(f"pools={p}" for p in pools) if pools else "all_pools=true"
 
 
 class AuthError(RuntimeError):
@@ -332,6 +344,9 @@ def parse(model: type[M], body: Any, path: str, status: int = 200) -> M:
 class OsmoClient:
     """Async read-only client. Use as ``async with OsmoClient(config) as client``.
 
+    Each endpoint method returns a :class:`~diagnosis.fetched.Read`: awaited, its value; its ``call`` (one of
+    :class:`OsmoCalls`) is built from the same arguments.
+
     ``inner`` swaps the network transport (tests); ``stream_deadline_s``/``stream_max_bytes``
     bound every text stream; ``clock`` returns epoch seconds (token expiry).
     """
@@ -457,6 +472,7 @@ class OsmoClient:
 
     # -- workflows --------------------------------------------------------------------------
 
+    @reads(lambda **_: OsmoCalls.workflow_list())
     async def list_workflows(
         self,
         *,
@@ -494,6 +510,7 @@ class OsmoClient:
         workflow once: see :class:`WorkflowPages`."""
         return WorkflowPages(self, tuple(statuses), tuple(pools), limit, max_pages)
 
+    @reads(lambda workflow_id, **_: OsmoCalls.workflow(workflow_id))
     async def get_workflow(self, workflow_id: str) -> Workflow:
         """``GET /api/workflow/{id}?verbose=true`` (every retry of every task, §3); :class:`WorkflowNotFound` for an
         unknown ID (never a similar one)."""
@@ -574,6 +591,7 @@ class OsmoClient:
             )
         raise AssertionError("unreachable")
 
+    @reads(lambda workflow_id, task_name, **_: OsmoCalls.logs(workflow_id, task_name))
     async def logs(
         self, workflow_id: str, *, last_n_lines: int = LOG_TAIL_LINES, task_name: str | None = None
     ) -> StreamText:
@@ -586,6 +604,7 @@ class OsmoClient:
             params["task_name"] = task_name
         return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/logs", params)
 
+    @reads(lambda workflow_id, task_name, retry_id, **_: OsmoCalls.error_logs(workflow_id, task_name, retry_id))
     async def error_logs(self, workflow_id: str, task_name: str, retry_id: int | None = None) -> StreamText:
         """``GET /api/workflow/{id}/error_logs?task_name=T[&retry_id=N]``: the failed task's error log (streamed
         text; the end kept)."""
@@ -594,11 +613,13 @@ class OsmoClient:
             params["retry_id"] = str(retry_id)
         return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/error_logs", params)
 
+    @reads(lambda workflow_id, task_name, **_: OsmoCalls.events(workflow_id, task_name))
     async def events(self, workflow_id: str, *, task_name: str | None = None) -> StreamText:
         """``GET /api/workflow/{id}/events[?task_name=T]`` (streamed text, §6; the newest events kept)."""
         params = {"task_name": task_name} if task_name else None
         return await self.stream_text(f"/api/workflow/{segment(workflow_id)}/events", params)
 
+    @reads(lambda workflow_id, template, **_: OsmoCalls.spec(workflow_id, template))
     async def spec(self, workflow_id: str, *, template: bool = True) -> StreamText:
         """``GET /api/workflow/{id}/spec?use_template=true`` (YAML text, credentials redacted server-side;
         the start of a spec longer than the cap is kept)."""
@@ -608,6 +629,7 @@ class OsmoClient:
             keep="head",
         )
 
+    @reads(lambda workflow_id, **_: OsmoCalls.task_requests(workflow_id))
     async def task_requests(self, workflow_id: str) -> ItemList[TaskRequest]:
         """``GET /api/task?workflow_id=…&all_users=true&all_pools=true``: each task's requested
         gpu/cpu/memory."""
@@ -620,6 +642,7 @@ class OsmoClient:
         body = await self._json("/api/task", params)
         return _items(body, "tasks", TaskRequest, "/api/task")
 
+    @reads(lambda workflow_id, task_name, **_: OsmoCalls.task_request(workflow_id, task_name))
     async def task_request(self, workflow_id: str, task_name: str) -> TaskRequest:
         """``GET /api/workflow/{id}/task/{name}`` (``TaskEntry``: the task's requested resources)."""
         if not task_name:
@@ -629,12 +652,14 @@ class OsmoClient:
 
     # -- pools and resources ----------------------------------------------------------------
 
+    @reads(lambda pools, **_: OsmoCalls.pool_quota(*pools))
     async def pool_quota(self, pools: Sequence[str] = ()) -> PoolQuota:
         """``GET /api/pool_quota?pools=…&all_pools=false`` (or ``all_pools=true``): quota and capacity
         in GPUs."""
         params = [("pools", p) for p in pools] + [("all_pools", "false" if pools else "true")]
         return parse(PoolQuota, await self._json("/api/pool_quota", params), "/api/pool_quota")
 
+    @reads(lambda pools, **_: OsmoCalls.resources(*pools))
     async def resources(self, pools: Sequence[str] = ()) -> ItemList[NodeResources]:
         """``GET /api/resources?pools=…&all_pools=false``: per-node allocatable and used resources."""
         params = [("pools", p) for p in pools] + [("all_pools", "false" if pools else "true")]

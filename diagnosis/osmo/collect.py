@@ -1,8 +1,8 @@
 """The reads of an OSMO diagnosis (the *collect* step of ``shared/spec/osmo-workflow-status.md``): logs per task
 with a bound, the error log, events, requested resources, and an upstream task's upload failure.
 
-Every read goes through :meth:`~diagnosis.osmo.reporting.OsmoReportBuilder.get` with the call the client
-names (:class:`~diagnosis.osmo.client.OsmoCalls`), so a failed read is a gap and the diagnosis goes on;
+Every read goes through :meth:`~diagnosis.osmo.reporting.OsmoReportBuilder.get` as the client returns it (a
+:class:`~diagnosis.fetched.Read` that names its call), so a failed read is a gap and the diagnosis goes on;
 only refused credentials raise (:class:`~diagnosis.osmo.client.AuthError`).
 """
 
@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass
 
 from diagnosis.osmo.classify import upload_failure, upstream_groups
-from diagnosis.osmo.client import OsmoCalls, OsmoClient
+from diagnosis.osmo.client import OsmoClient
 from diagnosis.osmo.logsummary import input_tasks, split_by_task, summarize_spec
 from diagnosis.osmo.models import Task, TaskRequest, Workflow, is_failed
 from diagnosis.osmo.pending import parse_events
@@ -29,8 +29,8 @@ async def task_logs(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder) -> d
     tasks = wf.tasks
     wid = wf.name
     if len(tasks) <= 1:
-        call = OsmoCalls.logs(wid)
-        got = b.stream(call.label, await b.get(call, client.logs(wid)))
+        read = client.logs(wid)
+        got = b.stream(read.call.label, await b.get(read))
         if got is None:
             return {}
         name = tasks[0].name if tasks else ""
@@ -41,8 +41,8 @@ async def task_logs(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder) -> d
 
     async def one(task: Task) -> tuple[str, str | None]:
         async with sem:
-            call = OsmoCalls.logs(wid, task.name)
-            got = b.stream(call.label, await b.get(call, client.logs(wid, task_name=task.name)))
+            read = client.logs(wid, task_name=task.name)
+            got = b.stream(read.call.label, await b.get(read))
             return task.name, None if got is None else got.text
 
     results = await asyncio.gather(*(one(t) for t in chosen))
@@ -56,21 +56,21 @@ async def error_log(client: OsmoClient, wf: Workflow, task: Task | None, b: Osmo
     caller reads it when the task's own log names no error)."""
     if task is None or not task.error_logs:
         return None
-    call = OsmoCalls.error_logs(wf.name, task.name)
-    got = b.stream(call.label, await b.get(call, client.error_logs(wf.name, task.name, task.retry_id)))
+    read = client.error_logs(wf.name, task.name, task.retry_id)
+    got = b.stream(read.call.label, await b.get(read))
     return None if got is None else got.text
 
 
 async def events(client: OsmoClient, wid: str, b: OsmoReportBuilder) -> str | None:
     """The workflow's events text (the newest kept), or None when it could not be read (a gap)."""
-    call = OsmoCalls.events(wid)
-    got = await b.get(call, client.events(wid))
-    return None if b.stream(call.label, got) is None or got is None else got.text
+    read = client.events(wid)
+    got = await b.get(read)
+    return None if b.stream(read.call.label, got) is None or got is None else got.text
 
 
 async def requests(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder) -> dict[str, TaskRequest]:
     """Requested resources per task name: ``/api/task``, else ``/api/workflow/{id}/task/{name}`` per task."""
-    items = await b.get(OsmoCalls.task_requests(wf.name), client.task_requests(wf.name))
+    items = await b.get(client.task_requests(wf.name))
     if items:
         return {t.task_name: t for t in items}
     out: dict[str, TaskRequest] = {}
@@ -78,7 +78,7 @@ async def requests(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder) -> di
         if not task.name:
             b.gap("requested resources of a task without a name", "it cannot be looked up by name")
             continue
-        one = await b.get(OsmoCalls.task_request(wf.name, task.name), client.task_request(wf.name, task.name))
+        one = await b.get(client.task_request(wf.name, task.name))
         if one is not None:
             out[task.name] = one
     return out
@@ -114,19 +114,12 @@ async def upstream_upload(
         suspects = [t for t in done if upload_failure(logs.get(t.name, ""))]
         if not suspects:
             return None
-        spec = await b.get(OsmoCalls.spec(wf.name), client.spec(wf.name), purpose=f"for the inputs of task {task.name}")
+        spec = await b.get(client.spec(wf.name), purpose=f"for the inputs of task {task.name}")
         wanted = set(input_tasks(summarize_spec(spec.text), task.name)) if spec is not None else set()
         linked = [t for t in suspects if t.name in wanted]
     missing = [t for t in linked if t.name not in logs][:LOG_CONCURRENCY]
     fetched = await asyncio.gather(
-        *(
-            b.get(
-                OsmoCalls.logs(wf.name, t.name),
-                client.logs(wf.name, task_name=t.name),
-                label=f"logs of upstream task {t.name}",
-            )
-            for t in missing
-        )
+        *(b.get(client.logs(wf.name, task_name=t.name), label=f"logs of upstream task {t.name}") for t in missing)
     )
     texts = dict(logs) | {t.name: got.text for t, got in zip(missing, fetched, strict=True) if got is not None}
     for upstream in linked:

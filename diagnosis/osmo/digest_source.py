@@ -3,7 +3,8 @@
 FORMAT.md "Digests", "What is a failure" (OSMO): ``status`` starts with ``FAILED``, ``end_time`` inside
 the window, ``pool`` scanned. OSMO's list filters only on submit time, so the list is read newest first
 with the FAILED* statuses and filtered here on ``end_time``; paging stops when the entries were submitted
-more than :data:`MAX_RUNTIME` before the window (nothing older can have ended inside it).
+more than :data:`MAX_RUNTIME` before the window (nothing older can have ended inside it). A read that fails
+is a gap named as the Run:ai scan names one (:func:`~diagnosis.digests.read_gap`: its ``why`` and its call).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from diagnosis.config import OsmoConfig
-from diagnosis.digests import DigestItem, in_window
+from diagnosis.digests import DigestItem, in_window, read_gap
+from diagnosis.fetched import Fetched, describe_error, fetch
+from diagnosis.http import ReadOnlyViolation
 from diagnosis.osmo.client import OsmoCalls, OsmoClient
 from diagnosis.osmo.models import ListEntry
 from diagnosis.question import Question
@@ -76,10 +79,12 @@ async def _failed_entries(
             if oldest is not None and oldest < start - MAX_RUNTIME:
                 break
     except Exception as exc:  # every failed fetch is a named gap (OsmoApiError, httpx errors, bad bodies)
-        scan.gaps.append(Gap(what="OSMO failed workflows", why=f"{type(exc).__name__}: {exc} [{LIST_CALL}]"))
+        if isinstance(exc, ReadOnlyViolation):
+            raise
+        scan.gaps.append(read_gap("OSMO failed workflows", Fetched.failure(LIST_CALL, exc)))
     why = pages.gap_why()
     if why:
-        scan.gaps.append(Gap(what="OSMO failed workflows", why=f"{why} [{LIST_CALL}]"))
+        scan.gaps.append(read_gap("OSMO failed workflows", Fetched(LIST_CALL, why=why)))
     return out
 
 
@@ -97,14 +102,20 @@ async def scan_osmo(
         async def one(entry: ListEntry) -> DigestItem:
             category, verdict, uuid = Category.UNKNOWN.value, f"{entry.name} ended {entry.status}.", entry.name
             async with limit:
-                try:
-                    wf = await client.get_workflow(entry.name)
+                got = await fetch(client.get_workflow(entry.name))
+                if got.value is None:  # counted under what the remaining evidence supports
+                    scan.gaps.append(read_gap(f"workflow {entry.name}", got))
+                else:
+                    wf = got.value
                     uuid = getattr(wf, "uuid", None) or entry.name
-                    report = await failed_report(client, wf, Question(workflow_id=entry.name), now)
-                    if report.category is not None:
-                        category, verdict = report.category.value, report.headline
-                except Exception as exc:  # counted under what the remaining evidence supports
-                    scan.gaps.append(Gap(what=f"workflow {entry.name}", why=f"{type(exc).__name__}: {exc}"))
+                    try:
+                        report = await failed_report(client, wf, Question(workflow_id=entry.name), now)
+                        if report.category is not None:
+                            category, verdict = report.category.value, report.headline
+                    except Exception as exc:  # refused credentials: counted under what the evidence supports
+                        if isinstance(exc, ReadOnlyViolation):
+                            raise
+                        scan.gaps.append(Gap(what=f"workflow {entry.name}", why=describe_error(exc)))
             end_time = _utc(entry.end_time)
             assert end_time is not None
             return DigestItem(

@@ -123,9 +123,10 @@ def _status_rank(status: str) -> int:
 async def list_report(client: OsmoClient, question: Question, now: datetime) -> Report:
     """Spec "List Workflows": a table of workflow ID, pool, status and duration, grouped by status."""
     text = question.text or ""
-    call = OsmoCalls.workflow_list()
+    read = client.list_workflows(statuses=_list_statuses(text), limit=LIST_LIMIT)
+    call = read.call
     try:
-        listing = await client.list_workflows(statuses=_list_statuses(text), limit=LIST_LIMIT)
+        listing = await read
     except OsmoBadResponse as exc:
         raise BackendUnavailable(f"OSMO's answer to {call} could not be used: {exc.message}") from exc
     except OsmoApiError as exc:
@@ -197,7 +198,7 @@ def _task_summaries(b: OsmoReportBuilder, wf: Workflow, logs: dict[str, str]) ->
 async def _completed_parts(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder) -> str | None:
     """COMPLETED: the outputs and the download command (offered, never run), and an app suggestion; returns
     the next action."""
-    spec = await b.get(OsmoCalls.spec(wf.name), client.spec(wf.name), purpose="for the app suggestion")
+    spec = await b.get(client.spec(wf.name), purpose="for the app suggestion")
     spec_name = summarize_spec(spec.text).name if spec is not None and spec.text else None
     next_action: str | None = None
     if wf.outputs:
@@ -269,8 +270,9 @@ def _spec_task_evidence(b: OsmoReportBuilder, t: TaskSpec, resources: dict[str, 
 async def explain_report(client: OsmoClient, wf: Workflow, question: Question, now: datetime) -> Report:
     """Spec "Explain What a Workflow Does": purpose, image, command/entrypoint, env var NAMES, outputs."""
     b = OsmoReportBuilder(now=now)
-    call = OsmoCalls.spec(wf.name)
-    spec = b.stream(call.label, await b.get(call, client.spec(wf.name)))
+    read = client.spec(wf.name)
+    call = read.call
+    spec = b.stream(call.label, await b.get(read))
     b.workflow_parts(wf, question)
     if spec is None or not spec.text.strip():
         return b.build(
@@ -334,9 +336,10 @@ def _kind_of(question: Question) -> str:
 async def _query(client: OsmoClient, workflow_id: str) -> Workflow:
     """The workflow query; an unusable answer or an error status is :class:`BackendUnavailable` (the one
     read the diagnosis cannot go on without). :class:`WorkflowNotFound` propagates."""
-    call = OsmoCalls.workflow(workflow_id)
+    read = client.get_workflow(workflow_id)
+    call = read.call
     try:
-        return await client.get_workflow(workflow_id)
+        return await read
     except WorkflowNotFound:
         raise
     except OsmoBadResponse as exc:

@@ -120,12 +120,8 @@ async def collect_queued(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder)
     """Every read of a queued workflow; each failed read is a gap on ``b``. Logs are read too (their cut
     notes and gaps are part of the answer), though the verdict does not use them."""
     pool = wf.pool
-    quota: Awaitable[PoolQuota | None] = (
-        b.get(OsmoCalls.pool_quota(pool), client.pool_quota([pool])) if pool else asyncio.sleep(0, None)
-    )
-    nodes: Awaitable[list[NodeResources] | None] = (
-        b.get(OsmoCalls.resources(pool), client.resources([pool])) if pool else asyncio.sleep(0, None)
-    )
+    quota: Awaitable[PoolQuota | None] = b.get(client.pool_quota([pool])) if pool else asyncio.sleep(0, None)
+    nodes: Awaitable[list[NodeResources] | None] = b.get(client.resources([pool])) if pool else asyncio.sleep(0, None)
     _logs, got_events, got_requests, got_quota, got_nodes = await asyncio.gather(
         collect.task_logs(client, wf, b),
         collect.events(client, wf.name, b),

@@ -1,23 +1,23 @@
 """OSMO's report builder (issue 10 §2): :class:`diagnosis.builder.ReportBuilder` plus reads that become gaps,
 stream-cut notes, and the parts every single-workflow report has.
 
-A read goes through :meth:`OsmoReportBuilder.get`: the call is named by the client
-(:class:`~diagnosis.osmo.client.OsmoCalls`), the read is awaited with :func:`diagnosis.fetched.fetch` (the one
-describer of errors), and a failure becomes ``Gap(what="<label> (GET <path>)", why=...)``; refused
-credentials (:class:`~diagnosis.osmo.client.AuthError`) end the diagnosis instead.
+A read goes through :meth:`OsmoReportBuilder.get`: a client method's :class:`~diagnosis.fetched.Read` carries
+its call (:class:`~diagnosis.osmo.client.OsmoCalls`, built from the read's own arguments), the read is awaited
+with :func:`diagnosis.fetched.fetch` (the one describer of errors), and a failure becomes
+``Gap(what="<label> (GET <path>)", why=...)``; refused credentials (:class:`~diagnosis.osmo.client.AuthError`)
+end the diagnosis instead.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
 from diagnosis.builder import ReportBuilder, System
-from diagnosis.fetched import Call, fetch
+from diagnosis.fetched import Call, Read, fetch
 from diagnosis.osmo.client import AuthError, ItemList, OsmoCalls, StreamText
 from diagnosis.osmo.models import ListEntry, Workflow
 from diagnosis.question import Question
@@ -68,10 +68,9 @@ class OsmoReportBuilder(ReportBuilder):
 
     # -- reads ----------------------------------------------------------------------------------------
 
-    async def get(
-        self, call: Call, read: Awaitable[T], *, label: str | None = None, purpose: str | None = None
-    ) -> T | None:
-        """``await read``; on any failure but refused credentials, a gap (:func:`gap_what`) and None.
+    async def get(self, read: Read[T], *, label: str | None = None, purpose: str | None = None) -> T | None:
+        """``await read``; on any failure but refused credentials, a gap (:func:`gap_what` of the read's call)
+        and None.
 
         A list that came back with skipped items is kept, and the skipped items are a gap too. Raises
         :class:`~diagnosis.osmo.client.AuthError` (the caller ends the diagnosis with one clear line)."""
@@ -84,10 +83,10 @@ class OsmoReportBuilder(ReportBuilder):
                 refused.append(exc)
                 raise
 
-        got = await fetch(call, guarded())
+        got = await fetch(Read(read.call, guarded))
         if refused:
             raise refused[0]
-        what = gap_what(call, label, purpose)
+        what = gap_what(read.call, label, purpose)
         if not got.ok:
             self.gap(what, got.why or "failed")
             return None

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from diagnosis import errors
 from diagnosis.config import RunaiConfig
-from diagnosis.fetched import Call
+from diagnosis.fetched import Call, reads
 from diagnosis.http import RetryPolicy, make_client
 from diagnosis.runai.models import (
     Cluster,
@@ -108,13 +108,15 @@ class Calls:
         return Calls._call("workload", f"/api/v1/workloads/{workload_id}")
 
     @staticmethod
-    def workloads() -> Call:
-        """The workload list (``filterBy``, ``deleted`` are named by the caller with ``cite``)."""
-        return Calls._call("workloads", "/api/v1/workloads")
+    def workloads(deleted: bool = False) -> Call:
+        """The workload list, ``?deleted=true`` when it lists deleted workloads (``filterBy`` is named by the
+        caller with ``cite``)."""
+        return Calls._call("workloads", "/api/v1/workloads" + ("?deleted=true" if deleted else ""))
 
     @staticmethod
-    def pods(workload_id: str) -> Call:
-        return Calls._call("pods", f"/api/v1/workloads/{workload_id}/pods")
+    def pods(workload_id: str, deleted: bool = False) -> Call:
+        """The pods list, ``?deleted=true`` when it lists only deleted pods."""
+        return Calls._call("pods", f"/api/v1/workloads/{workload_id}/pods" + ("?deleted=true" if deleted else ""))
 
     @staticmethod
     def history(workload_id: str) -> Call:
@@ -164,7 +166,8 @@ LOGIN_SHAPES = ("v2", "v1", "v1-app-token")
 class RunaiClient:
     """Async read-only client. Use as ``async with RunaiClient(config) as client``.
 
-    :attr:`calls` names every call a method makes (:class:`Calls`).
+    Each endpoint method returns a :class:`~diagnosis.fetched.Read`: awaited, its value; its ``call`` (one of
+    :class:`Calls`, also :attr:`calls`) is built from the same arguments.
 
     ``inner`` lets tests and the benchmark swap the real network transport.
     """
@@ -349,6 +352,7 @@ class RunaiClient:
 
     # -- endpoints ----------------------------------------------------------------------------
 
+    @reads(lambda deleted, **_: Calls.workloads(deleted))
     async def list_workloads(self, filters: list[str], *, deleted: bool = False) -> Records[Workload]:
         """``GET /api/v1/workloads`` with ``filterBy`` comma-joined, sorted by phaseUpdatedAt desc, all pages.
 
@@ -367,11 +371,13 @@ class RunaiClient:
         out.nulls = sum(w is None for w in raw)
         return out
 
+    @reads(lambda workload_id, **_: Calls.workload(workload_id))
     async def get_workload(self, workload_id: str) -> Workload:
         """``GET /api/v1/workloads/{id}``."""
         path = f"/api/v1/workloads/{workload_id}"
         return _model(Workload, await self.get_json(path), path)
 
+    @reads(lambda workload_id, deleted, **_: Calls.pods(workload_id, deleted))
     async def get_pods(
         self,
         workload_id: str,
@@ -413,6 +419,7 @@ class RunaiClient:
             pods.asked_deleted = True
         return pods
 
+    @reads(lambda workload_id, **_: Calls.history(workload_id))
     async def get_history(self, workload_id: str) -> Records[HistoryRecord]:
         """``GET /api/v1/workloads/{id}/history``, every page until ``next`` is absent.
 
@@ -422,6 +429,7 @@ class RunaiClient:
         raw = await self._paged(f"/api/v1/workloads/{workload_id}/history", "records", {})
         return parse_records(HistoryRecord, raw)
 
+    @reads(lambda workload_id, **_: Calls.events(workload_id))
     async def get_events(self, workload_id: str, since: datetime | None = None) -> Records[Event]:
         """``GET /api/v1/workloads/{id}/events`` newest first; stops paging once a page ends before ``since``
         (the pages are read as :meth:`_paged` reads them: each event once, a cycling cursor stopped)."""
@@ -435,6 +443,7 @@ class RunaiClient:
         path = f"/api/v1/workloads/{workload_id}/events"
         return parse_records(Event, await self._paged(path, "events", {"sortOrder": "desc"}, until=older_than_since))
 
+    @reads(lambda workload_id, **_: Calls.metrics(workload_id))
     async def get_metrics(
         self, workload_id: str, metric_types: list[str], start: datetime, end: datetime, samples: int = 500
     ) -> Metrics:
@@ -465,6 +474,11 @@ class RunaiClient:
         """The call that reads ``workload``'s submitted spec (see :meth:`Calls.spec`)."""
         return Calls.spec(self.spec_path_for(workload))
 
+    @reads(
+        lambda self, workload_type, workload_id, source_api: Calls.spec(
+            self.spec_path(workload_type, workload_id, source_api)
+        )
+    )
     async def get_spec(
         self, workload_type: str | None, workload_id: str, source_api: str | None = None
     ) -> WorkloadSpec:
@@ -483,9 +497,11 @@ class RunaiClient:
             raise ApiError(200, path, "the spec response is not a JSON object")
         return _model(WorkloadSpec, body, path)
 
+    @reads(lambda self, workload: self.spec_call_for(workload))
     async def get_spec_for(self, workload: Workload) -> WorkloadSpec:
         return await self.get_spec(workload.type, workload.id, workload.source_api)
 
+    @reads(lambda **_: Calls.clusters())
     async def list_clusters(self) -> list[Cluster]:
         """``GET /api/v1/clusters`` (a bare array; ``{"clusters": [...]}`` is tolerated).
 
@@ -500,6 +516,7 @@ class RunaiClient:
             self._clusters = list(parse_records(Cluster, items))
         return list(self._clusters)
 
+    @reads(lambda **_: Calls.projects())
     async def list_projects(self, name: str, cluster_id: str) -> list[Project]:
         """``GET /api/v1/org-unit/projects`` filtered by exact name and cluster."""
         raw = await self._paged(

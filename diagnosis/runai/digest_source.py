@@ -6,7 +6,8 @@ project, live or deleted, and a single diagnosis with outcome ``diagnosed`` (pre
 
 Listing is server-side filtered (``filterBy=clusterId==…,phase==…,phaseUpdatedAt>=…,phaseUpdatedAt<=…``,
 ``filterBy`` terms are ANDed, so each phase and each project is its own query) and paged; the queries run
-concurrently. Each failure is then diagnosed from Tier 1 (bounded concurrency); every failed call is a gap.
+concurrently. Each failure is then diagnosed from Tier 1 (bounded concurrency); every failed call is a gap
+(:func:`~diagnosis.digests.read_gap`: the failed read's ``why`` and its call).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from datetime import datetime
 import httpx
 
 from diagnosis.config import KubeConfig, RunaiConfig
-from diagnosis.digests import DigestItem, RowCache, in_window
-from diagnosis.fetched import describe_error
+from diagnosis.digests import DigestItem, RowCache, in_window, read_gap
+from diagnosis.fetched import Fetched, describe_error, fetch
 from diagnosis.question import Question
 from diagnosis.report import Category, Gap, Outcome, Report
-from diagnosis.runai.client import ApiError, Calls, RunaiClient
+from diagnosis.runai.client import ApiError, RunaiClient
 from diagnosis.runai.models import Cluster, Workload
 from diagnosis.runai.procedure import Deadline, Diagnosis
 
@@ -51,12 +52,13 @@ class RunaiScan:
 
 async def _clusters(client: RunaiClient, cluster_id: str | None, scan: RunaiScan) -> list[Cluster]:
     """The scanned clusters: the one asked for (by id or exact name), or every cluster the control plane lists."""
+    read = client.list_clusters()
     try:
-        clusters = await client.list_clusters()
+        clusters = await read
     except (ApiError, httpx.HTTPError) as exc:
         if cluster_id is None:
             raise
-        scan.gaps.append(Gap(what="clusters", why=f"{describe_error(exc)} [{Calls.clusters()}]"))
+        scan.gaps.append(read_gap("clusters", Fetched.failure(read.call, exc)))
         return [Cluster(uuid=cluster_id, name=None)]
     if cluster_id is None:
         return clusters
@@ -68,26 +70,25 @@ async def _clusters(client: RunaiClient, cluster_id: str | None, scan: RunaiScan
 
 
 async def _list(client: RunaiClient, filters: list[str], deleted: bool, scan: RunaiScan, what: str) -> list[Workload]:
-    call = Calls.workloads().cite("deleted=true" if deleted else "")
-    try:
-        found = await client.list_workloads(filters, deleted=deleted)
-    except (ApiError, httpx.HTTPError) as exc:
-        scan.gaps.append(Gap(what=what, why=f"{describe_error(exc)} [{call}]"))
+    got = await fetch(client.list_workloads(filters, deleted=deleted))
+    if got.value is None:
+        scan.gaps.append(read_gap(what, got))
         return []
+    found = got.value
     if found.repeated or found.stopped:  # a server that paged wrongly: said, never counted twice (issue 15 §1)
-        scan.gaps.append(Gap(what=what, why=f"{found.skipped_text()} [{call}]"))
+        scan.gaps.append(read_gap(what, Fetched(got.call, why=found.skipped_text())))
     return found
 
 
 async def _known_projects(client: RunaiClient, projects: Sequence[str], cluster: Cluster, scan: RunaiScan) -> list[str]:
     """The listed project names that exist on ``cluster`` (exact names); each missing one is a gap."""
-    found = await asyncio.gather(*(client.list_projects(p, cluster.uuid) for p in projects), return_exceptions=True)
+    found = await asyncio.gather(*(fetch(client.list_projects(p, cluster.uuid)) for p in projects))
     keep: list[str] = []
-    for name, result in zip(projects, found, strict=True):
-        if isinstance(result, BaseException):
-            scan.gaps.append(Gap(what=f"project {name}", why=f"{describe_error(result)} [{Calls.projects()}]"))
+    for name, got in zip(projects, found, strict=True):
+        if got.value is None:
+            scan.gaps.append(read_gap(f"project {name}", got))
             keep.append(name)  # unknown, not missing: still scanned
-        elif not any(p.name == name for p in result):
+        elif not any(p.name == name for p in got.value):
             scan.gaps.append(
                 Gap(what=f"project {name}", why=f"no project named '{name}' on cluster {cluster.name or cluster.uuid}")
             )
@@ -187,6 +188,7 @@ async def _diagnose_one(
         question, client, KubeConfig(), end, question.lookback_delta(), Deadline(config.deadline), config
     )
     report = None
+    tier1 = None
     running_since = None
     try:
         tier1 = await diagnosis.collect(workload)
@@ -206,7 +208,7 @@ async def _diagnose_one(
         "image": workload.images[0] if workload.images else None,
         "gpu_hours": _gpu_hours(workload, running_since),
     }
-    if report is None:
+    if report is None or tier1 is None:
         # Counted under what the remaining evidence supports: nothing, so UNKNOWN (FORMAT.md "gaps").
         if workload.phase != "Failed":
             return None, False
@@ -215,11 +217,9 @@ async def _diagnose_one(
     if not _counts(report, workload):
         return None, True
     assert report.category is not None
-    fetch_failed = False
-    for gap in report.gaps:
-        if "[GET " in gap.why:  # a Tier 1 call that failed (not "no limit found" and the like)
-            scan.gaps.append(Gap(what=f"{workload.name}: {gap.what}", why=gap.why))
-            fetch_failed = True
+    unread = tier1.unread()  # the Tier 1 calls that failed or were read only in part, each with its call
+    for got in unread:
+        scan.gaps.append(read_gap(f"{workload.name}: {got.what}", got))
     node = next((e.value for e in report.evidence if e.label == "node"), None)
     item = DigestItem(
         category=report.category.value,
@@ -228,7 +228,7 @@ async def _diagnose_one(
         node=node,
         **common,  # type: ignore[arg-type]
     )
-    return item, not fetch_failed  # a row built around a failed call is not kept for the next digest
+    return item, not unread  # a row built around a failed call is not kept for the next digest
 
 
 async def scan_runai(

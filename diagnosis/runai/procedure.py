@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -21,7 +21,7 @@ import httpx
 from diagnosis import kube_objects as kube
 from diagnosis.config import KubeConfig, RunaiConfig
 from diagnosis.errors import BackendUnavailable
-from diagnosis.fetched import Call, Fetched, describe_error
+from diagnosis.fetched import Fetched, Read, describe_error
 from diagnosis.fetched import fetch as shared_fetch
 from diagnosis.k8s import KubeCalls, Tier2Evidence, pod_mismatch, shared_source
 from diagnosis.question import UUID_RE, Question, Symptom, asked_name, named_symptom
@@ -84,10 +84,10 @@ class Deadline:
         return max(0.001, self.end - time.monotonic())
 
 
-async def fetch(call: Call, read: Awaitable[T], deadline: Deadline) -> Fetched[T]:
+async def fetch(read: Read[T], deadline: Deadline) -> Fetched[T]:
     """Await ``read`` within the deadline (:func:`diagnosis.fetched.fetch`); any failure but a read-only
-    violation becomes ``why``."""
-    return await shared_fetch(call, read, within=deadline.remaining())
+    violation becomes ``why``, with the read's call."""
+    return await shared_fetch(read, within=deadline.remaining())
 
 
 async def diagnose_runai(
@@ -548,18 +548,17 @@ class Diagnosis:
             # a Pending workload's answer compares the project's GPU quota: read it in the same round trip
             self.project_items[workload.id] = asyncio.ensure_future(self.project_item(workload))
         results = await asyncio.gather(
-            fetch(Calls.pods(wid), c.get_pods(wid, or_deleted=gone, deleted_since=self.incident_start(workload)), d),
-            fetch(Calls.history(wid), c.get_history(wid), d),
-            fetch(Calls.events(wid), c.get_events(wid, since=self.cutoff), d),
-            fetch(Calls.spec(c.spec_path_for(workload)), c.get_spec_for(workload), d),
-            fetch(Calls.metrics(wid), c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
-            fetch(Calls.clusters(), c.list_clusters(), d),
+            fetch(c.get_pods(wid, or_deleted=gone, deleted_since=self.incident_start(workload)), d),
+            fetch(c.get_history(wid), d),
+            fetch(c.get_events(wid, since=self.cutoff), d),
+            fetch(c.get_spec_for(workload), d),
+            fetch(c.get_metrics(wid, METRIC_TYPES, self.cutoff, self.now), d),
+            fetch(c.list_clusters(), d),
             # The project is read only to find the namespace when the workload does not name it.
             fetch(
-                Calls.projects(),
                 c.list_projects(workload.project_name or "", workload.cluster_id or "")
                 if not workload.namespace
-                else _nothing(),
+                else Read(Calls.projects(), _nothing),
                 d,
             ),
         )

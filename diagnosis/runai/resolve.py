@@ -19,8 +19,9 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
+from diagnosis.fetched import Fetched
 from diagnosis.report import Gap
-from diagnosis.runai.client import Calls, RunaiClient
+from diagnosis.runai.client import RunaiClient
 from diagnosis.runai.models import TERMINAL_PHASES, Cluster, Records, Workload
 
 #: A suggestion is offered only when at least this similar (rapidfuzz WRatio, 0-100).
@@ -97,19 +98,17 @@ async def lookup(
 
     A list the server paged wrongly (records served again, a cursor that cycled, no end) is appended to ``gaps``
     as what it left out (issue 15 §1): a choice among 200 copies is never offered silently."""
-    results = await asyncio.gather(
-        *(client.list_workloads([f"name=={n}", *scope], deleted=deleted) for n in names), return_exceptions=True
-    )
+    reads = [client.list_workloads([f"name=={n}", *scope], deleted=deleted) for n in names]
+    results = await asyncio.gather(*reads, return_exceptions=True)
     out: dict[str, list[Workload]] = {}
-    for n, r in zip(names, results, strict=True):
+    for n, read, r in zip(names, reads, results, strict=True):
         if isinstance(r, BaseException):
             if len(names) == 1:
                 raise r
             continue  # a failed look-up of one extra candidate is not the answer; the others decide
         out[n] = [w for w in r if same_name(w.name, n)]
         if gaps is not None and isinstance(r, Records) and (r.repeated or r.stopped):
-            call = Calls.workloads().cite("deleted=true" if deleted else "")
-            gaps.append(Gap(what=f"workloads named {n}", why=f"{r.skipped_text()} [{call}]"))
+            gaps.append(Gap(what=f"workloads named {n}", why=Fetched(read.call, why=r.skipped_text()).cited_why))
     return out
 
 

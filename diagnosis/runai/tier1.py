@@ -9,7 +9,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from diagnosis.fetched import Fetched
-from diagnosis.runai.models import Cluster, Event, HistoryRecord, Metrics, Pod, Project, Workload, WorkloadSpec
+from diagnosis.runai.models import (
+    Cluster,
+    Event,
+    HistoryRecord,
+    Metrics,
+    Pod,
+    Project,
+    Records,
+    Workload,
+    WorkloadSpec,
+)
 
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
@@ -26,6 +36,23 @@ class Tier1:
     metrics: Fetched[Metrics]
     clusters: Fetched[list[Cluster]]
     projects: Fetched[list[Project]]
+
+    @property
+    def evidence_reads(self) -> tuple[Fetched[Any], ...]:
+        """The reads the answer's evidence comes from (pods, history, events, spec, metrics): each one that
+        failed is a gap of the answer."""
+        return (self.pods, self.history, self.events, self.spec, self.metrics)
+
+    def unread(self) -> list[Fetched[Any]]:
+        """The evidence reads that failed, and those of a list read only in part (its skipped items the
+        ``why``), each carrying its call: what a digest row built from this Tier 1 could not see."""
+        out: list[Fetched[Any]] = []
+        for got in self.evidence_reads:
+            if not got.ok:
+                out.append(got)
+            elif isinstance(got.value, Records) and got.value.skipped:
+                out.append(Fetched(got.call, why=got.value.skipped_text()))
+        return out
 
     @functools.cached_property
     def all_events(self) -> list[Event]:

@@ -385,6 +385,35 @@ FAULTS: tuple[Fault, ...] = (
         value=("digest.failed", 1),
     ),
     Fault(
+        "digest: a listed Run:ai failure's metrics call fails",
+        "runai",
+        {
+            ("GET", "/api/v1/workloads"): const(js({"workloads": [RUNAI_RECENT]})),
+            ("GET", f"{BASE}/metrics"): const(Raw(b'{"message": "metrics are off"}', status=400)),
+        },
+        "gap",
+        ("HTTP 400 (metrics are off)", f"[GET {BASE}/metrics]"),  # describe_error's words, then the call
+        what=f"{RUNAI_RECENT.get('name')}: metrics",
+        args=("--since", "30d"),
+        command="digest",
+        value=("digest.failed", 1),
+    ),
+    Fault(
+        "digest: a listed OSMO failure's query fails",
+        "osmo",
+        {
+            ("GET", "/api/workflow"): const(js({"workflows": [OSMO_LISTED], "more_entries": False})),
+            ("GET", WF_PATH): const(Raw(b'{"message": "the service is busy"}', status=400)),
+        },
+        "gap",
+        ("HTTP 400: the service is busy", f"[GET {WF_PATH}]"),  # the same shape as the Run:ai scan's gaps
+        what=f"workflow {WF}",
+        args=("--since", "30d"),
+        snapshot="osmo",
+        command="digest",
+        value=("digest.failed", 1),
+    ),
+    Fault(
         "digest: OSMO workflow list ignores offset",
         "osmo",
         {("GET", "/api/workflow"): const(js({"workflows": [OSMO_LISTED], "more_entries": True}))},
