@@ -301,5 +301,3 @@ def node_taints(node: dict[str, Any]) -> list[Taint]:
 
 #: Taints the node controller sets on a node it lost.
 LOST_NODE_TAINTS = frozenset({"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"})
-#: Node conditions that evict pods when True.
-PRESSURE_CONDITIONS = frozenset({"MemoryPressure", "DiskPressure", "PIDPressure"})

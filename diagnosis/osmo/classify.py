@@ -27,17 +27,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from diagnosis import kube_text as kt
 from diagnosis.osmo.models import Task, Workflow, is_failed
 from diagnosis.report import Category
 
-OOM_HINT = re.compile(r"OOMKilled|OOM[- ]?kill|oom_kill|Memory cgroup out of memory|\bout of memory\b", re.I)
-CUDA_OOM = re.compile(r"CUDA out of memory|cudaErrorMemoryAllocation", re.I)
-NODE_PRESSURE = re.compile(
-    r"DiskPressure|MemoryPressure|PIDPressure|ephemeral-storage|low on resource|node pressure|NodeNotReady|"
-    r"NotReady|node (?:was )?lost|TaintManagerEviction|UnexpectedAdmissionError",
-    re.I,
+# Kubernetes wording is shared with Run:ai (diagnosis.kube_text); what OSMO adds to it, and why, is said here.
+#: An OOM kill in the failure message or events (kt.OOM_KILL), and also a bare ``out of memory``, as OSMO has
+#: always read it. Run:ai does not take the bare phrase: it is also the end of ``CUDA out of memory``
+#: (kt.CUDA_OOM), the program's own error, never the OOM killer.
+OOM_HINT = kt.any_of(kt.OOM_KILL, r"\bout of memory\b")
+#: Node trouble behind an eviction (kt.NODE_TROUBLE), and also words OSMO reads only in eviction text (the
+#: FAILED_EVICTED / 3004 hint): the pressure condition names (``DiskPressure``), the evicting resource
+#: (``ephemeral-storage``), ``node pressure`` and a bare ``NotReady``. Run:ai cannot take these: it also reads
+#: texts where they say nothing about a failing node (the scheduler's ``Insufficient ephemeral-storage`` and
+#: pod-group reason ``NotReady``, a healthy node's ``NodeHasNoDiskPressure`` event). OSMO's own words come
+#: first, so where one of them and a shared phrase match at the same place, the quote stays OSMO's.
+NODE_PRESSURE = kt.any_of(
+    "|".join(sorted(kt.PRESSURE_CONDITIONS)), r"ephemeral-storage|node pressure|NotReady", kt.NODE_TROUBLE
 )
-CONFIG_ERROR = re.compile(r"CreateContainerConfigError|ContainerCreateConfigError", re.I)
+#: The kubelet's CreateContainerConfigError (kt.CONFIG_ERROR), and OSMO's own name for its waiting-reason
+#: code 303, ``ContainerCreateConfigError`` (osmo-api.md §4.3).
+CONFIG_ERROR = kt.any_of(kt.CONFIG_ERROR, r"ContainerCreateConfigError")
 NETWORK_HINT = re.compile(r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I)
 PEER_MESSAGE = re.compile(r"^\s*Task\s+(\S+)\s+Failed\.?\s*$", re.I)
 UPLOAD_FAILED = re.compile(r"\bUpload(?:ing)?\s+Failed\b|\bfailed to upload\b", re.I)
@@ -110,7 +120,7 @@ def oom(s: TaskSignals) -> Finding | None:
         return Finding(Category.OOM_KILLED, _exit(s))
     if s.status == "FAILED_EVICTED" or s.exit_code == 3004:
         m = OOM_HINT.search(s.hint_text)
-        if m and not CUDA_OOM.search(m.group(0)):
+        if m and not kt.CUDA_OOM.search(m.group(0)):
             return Finding(Category.OOM_KILLED, m.group(0))
         if s.exit_code == 3004 and not NODE_PRESSURE.search(s.hint_text):
             return Finding(Category.OOM_KILLED, _exit(s))

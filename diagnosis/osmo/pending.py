@@ -25,22 +25,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from diagnosis import kube_text as kt
 from diagnosis.report import Outcome
 
 _EVENT_START = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}\S*)\s+(?:\[([^\]]+)\]\s+)?(.*)$")
 
-# (pattern, plain language, kind): kind "constraint" marks placement constraints (rule 5).
+# (pattern, plain language, kind): kind "constraint" marks placement constraints (rule 5). Scheduler wording
+# Run:ai reads too comes from diagnosis.kube_text (kt); the rest is read by OSMO's PENDING rules alone.
 TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (
-        re.compile(r"Insufficient nvidia\.com/gpu|didn't have enough resources: GPUs", re.I),
-        "no node has enough free GPUs for the task right now",
-        "gpu",
-    ),
-    (
-        re.compile(r"NonPreemptibleOverQuota|over quota", re.I),
-        "the pool's quota for non-preemptible (HIGH/NORMAL) work is used up",
-        "quota",
-    ),
+    (kt.INSUFFICIENT_GPU, "no node has enough free GPUs for the task right now", "gpu"),
+    (kt.OVER_QUOTA, "the pool's quota for non-preemptible (HIGH/NORMAL) work is used up", "quota"),
     (
         re.compile(r"didn't match Pod's node affinity/selector|node affinity|node selector|nodeSelector", re.I),
         "no nodes match the workflow's hardware requirements",
@@ -52,10 +46,11 @@ TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "constraint",
     ),
     (
-        re.compile(
-            r"unbound (?:immediate )?PersistentVolumeClaims|volume node affinity conflict|"
-            r"persistentvolumeclaim .* not found|waiting for .*volume .* to be (?:created|bound)",
-            re.I,
+        kt.any_of(
+            kt.UNBOUND_PVC,
+            r"volume node affinity conflict",
+            kt.PVC_NOT_FOUND,
+            r"waiting for .*volume .* to be (?:created|bound)",
         ),
         "a storage volume (PVC) the workflow needs is not bound or not reachable from the free nodes",
         "constraint",
@@ -65,8 +60,8 @@ TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "no lower-priority workflows can be evicted to free GPUs",
         "preemption",
     ),
-    (re.compile(r"Insufficient cpu", re.I), "no node has enough free CPU", "cpu"),
-    (re.compile(r"Insufficient memory", re.I), "no node has enough free memory", "memory"),
+    (kt.INSUFFICIENT_CPU, "no node has enough free CPU", "cpu"),
+    (kt.INSUFFICIENT_MEMORY, "no node has enough free memory", "memory"),
 )
 
 

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from diagnosis import kube_objects as kube
+from diagnosis import kube_text as kt
 from diagnosis.kube_objects import ContainerState
 from diagnosis.redact import sanitize
 
@@ -85,6 +86,8 @@ class Signal:
 
 
 # -- text patterns (one place) --------------------------------------------------------------------
+# Kubernetes wording OSMO reads too lives in :mod:`diagnosis.kube_text` (``kt``); the patterns below either
+# add Run:ai's own words to it or are read by Run:ai alone.
 
 #: the pod a scheduler's eviction message names ("Pod runai-llm/x-master-0 was preempted by …")
 PREEMPTED_POD = re.compile(r"(?i)\bpods?\s+(?:[\w.-]+/)?([\w.-]+)\s+(?:was|were|is)\s+(?:preempted|evicted)")
@@ -98,13 +101,15 @@ _IMAGE_PULL_TEXT = re.compile(
     r"(?i)failed to pull image|back-off pulling image|errimagepull|imagepullbackoff|pull access denied|"
     r"manifest unknown|invalidimagename|failed to resolve reference"
 )
-_MOUNT_REASONS = {"FailedMount", "FailedAttachVolume", "FailedMapVolume", "CreateContainerConfigError"}
-_MOUNT_TEXT = re.compile(
-    r"(?i)persistentvolumeclaims?\s+\"?[^\"\s]+\"?\s+not\s+found|unable to attach or mount volumes|"
-    r"mountvolume\.\w+ failed|secrets?\s+\"[^\"]+\"\s+not\s+found|configmaps?\s+\"[^\"]+\"\s+not\s+found|"
-    r"couldn't find key|failed to sync (?:secret|configmap)|createcontainerconfigerror|"
-    r"unbound immediate persistentvolumeclaims|persistentvolumeclaim is not bound|volume .* not found|"
-    r"bound to non-existent persistentvolume|persistentvolumes?\s+\"[^\"]+\"\s+not\s+found"
+_MOUNT_REASONS = {"FailedMount", "FailedAttachVolume", "FailedMapVolume", kt.CREATE_CONTAINER_CONFIG_ERROR}
+_MOUNT_TEXT = kt.any_of(
+    kt.PVC_NOT_FOUND,
+    r"unable to attach or mount volumes|mountvolume\.\w+ failed|secrets?\s+\"[^\"]+\"\s+not\s+found|"
+    r"configmaps?\s+\"[^\"]+\"\s+not\s+found|couldn't find key|failed to sync (?:secret|configmap)",
+    kt.CONFIG_ERROR,
+    kt.UNBOUND_PVC,
+    r"persistentvolumeclaim is not bound|volume .* not found|bound to non-existent persistentvolume|"
+    r"persistentvolumes?\s+\"[^\"]+\"\s+not\s+found",
 )
 _NODE_REASONS = {
     "NodeNotReady",
@@ -114,12 +119,8 @@ _NODE_REASONS = {
     "UnexpectedAdmissionError",
     "Rebooted",
 }
-_NODE_TEXT = re.compile(
-    r"(?i)node is not ready|node\s+\S+\s+(?:is\s+)?not\s*ready|nodenotready|node lost|the node was low on resource|"
-    r"the node had condition|node shutdown|node\.kubernetes\.io/(?:unreachable|not-ready)|"
-    r"deletionbytaintmanager|marking for deletion pod|which was running pod .* is unresponsive|"
-    r"node .* (?:is )?unreachable|kubelet stopped posting node status"
-)
+# Node trouble in words is kt.NODE_TROUBLE. OSMO also reads a bare "NotReady" as node trouble; Run:ai cannot:
+# "NotReady" is the Run:ai scheduler's pod-group reason (_SCHED_REASONS), which says nothing about a node.
 # GPU hardware faults (FORMAT.md "GPU hardware faults"): NODE_FAILURE wherever they are seen, also when the
 # container then exits non-zero. Application-class Xids (13, 31, 43, 45) go with a fault of the program.
 HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
@@ -180,9 +181,13 @@ _PREEMPT_TEXT = re.compile(r"(?i)\bpreempted\b|\bpreemptionby\w*|preempted and r
 # the gang-scheduling eviction ("doesn't meet the minimum required number of pods") is not.
 _EVICT_PREEMPT_TEXT = re.compile(r"(?i)\breclaim|\bconsolidat|bin packing|higher priority")
 _SCHED_REASONS = {"Unschedulable", "FailedScheduling", "NotReady", "Pipelined", "NonPreemptibleOverQuota", "OverLimit"}
-_SCHED_TEXT = re.compile(
-    r"(?i)\d+/\d+ nodes are available|insufficient (?:nvidia\.com/gpu|cpu|memory)|over quota|quota has reached|"
-    r"not enough resources|unschedulable|waiting for \d+ pods"
+_SCHED_TEXT = kt.any_of(
+    r"\d+/\d+ nodes are available",
+    kt.INSUFFICIENT_GPU,
+    kt.INSUFFICIENT_CPU,
+    kt.INSUFFICIENT_MEMORY,
+    kt.OVER_QUOTA,
+    r"quota has reached|not enough resources|unschedulable|waiting for \d+ pods",
 )
 _LIVENESS_KILL = re.compile(r"(?i)failed (?:liveness|startup) probe,? will be restarted")
 _PROBE_FAILED = re.compile(r"(?i)(?:liveness|startup) probe failed")
@@ -191,11 +196,9 @@ _START_APP_TEXT = re.compile(
     r"(?i)exec format error|executable file not found|no such file or directory: unknown|"
     r"exec: \"[^\"]+\": (?:stat|permission denied)|permission denied: unknown"
 )
-_CUDA_OOM = re.compile(
-    r"(?i)cuda out of memory|torch\.cuda\.outofmemoryerror|cuda error: out of memory|CUBLAS_STATUS_ALLOC_FAILED"
-)
+# An OOM kill in words is kt.OOM_KILL. OSMO also reads a bare "out of memory" in its own failure message; Run:ai
+# cannot: that phrase ends "CUDA out of memory" (kt.CUDA_OOM), the program's own error, never the OOM killer.
 _BACKOFF_RESTART = re.compile(r"(?i)back-off restarting failed container\s+\"?([A-Za-z0-9._-]+)")
-_OOM_TEXT = re.compile(r"\bOOMKilled\b|(?i:memory cgroup out of memory|oom-kill|oomkilling)")
 _LOG_ERROR = re.compile(
     r"(?i)^\s*(?:[\w.]+(?:error|exception)\b|traceback \(most recent call last\)|fatal error|fatal:|panic:|"
     r"error:|\S+: error:|segmentation fault|killed$|.*cuda out of memory|.*nccl.*(?:error|timeout|watchdog))"
@@ -314,7 +317,7 @@ def _exit_rules(reason: str, message: str, both: str, add: _Add, out: list[Signa
                 add(Kind.INIT_FAILED, container=name, exit_code=code, init=True)
             kind = classify_exit(code)
             add(kind, container=name, exit_code=code, init=is_init)
-    if _OOM_TEXT.search(both) and not any(s.kind == Kind.OOM_KILLED for s in out):
+    if kt.OOM_KILL.search(both) and not any(s.kind == Kind.OOM_KILLED for s in out):
         add(Kind.OOM_KILLED)
 
 
@@ -338,9 +341,9 @@ def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Sign
         add(Kind.NODE_FAILURE)
     elif reason in _START_ERROR_REASONS:
         add(Kind.START_ERROR_APP)
-    if reason in _NODE_REASONS or _NODE_TEXT.search(both):
+    if reason in _NODE_REASONS or kt.NODE_TROUBLE.search(both):
         add(Kind.NODE_FAILURE)
-    if reason == "Evicted" and not _NODE_TEXT.search(both) and not any(s.kind == Kind.PREEMPTED for s in out):
+    if reason == "Evicted" and not kt.NODE_TROUBLE.search(both) and not any(s.kind == Kind.PREEMPTED for s in out):
         add(Kind.NODE_FAILURE)
     if reason in _POLICY_REASONS - {"Stopped"} or _POLICY_TEXT.search(both):
         add(Kind.POLICY_STOP)
@@ -358,7 +361,7 @@ def _lifecycle_rules(reason: str, message: str, both: str, add: _Add, out: list[
         add(Kind.LIVENESS_KILL)
     elif _PROBE_FAILED.search(message):
         add(Kind.LIVENESS_FAILING)
-    if _CUDA_OOM.search(message):
+    if kt.CUDA_OOM.search(message):
         add(Kind.CUDA_OOM)
     backoff = _BACKOFF_RESTART.search(message)
     if backoff:
@@ -384,13 +387,13 @@ def k8s_phase_signals(k8s_phase: str | None, *, source: str, at: datetime | None
     # "Init:<waiting reason>" names the init container's waiting reason: a missing Secret/ConfigMap
     # (CreateContainerConfigError) or an image pull means no init container ran (FORMAT.md "Init:" rule).
     waiting = phase.removeprefix("Init:")
-    if phase.startswith("Init:") and waiting == "CreateContainerConfigError":
+    if phase.startswith("Init:") and waiting == kt.CREATE_CONTAINER_CONFIG_ERROR:
         return [Signal(Kind.MOUNT_FAILED, init=True, **base)]  # type: ignore[arg-type]
     if phase.startswith("Init:") and waiting in _IMAGE_PULL_REASONS:
         return [Signal(Kind.IMAGE_PULL, init=True, **base)]  # type: ignore[arg-type]
     if phase.startswith("Init:") and phase not in {"Init:0/1"} and re.search(r"Error|CrashLoop", phase):
         return [Signal(Kind.INIT_FAILED, init=True, **base)]  # type: ignore[arg-type]
-    if phase == "CreateContainerConfigError":
+    if phase == kt.CREATE_CONTAINER_CONFIG_ERROR:
         return [Signal(Kind.MOUNT_FAILED, **base)]  # type: ignore[arg-type]
     if phase == "CrashLoopBackOff":
         return [Signal(Kind.CRASHLOOP, **base)]  # type: ignore[arg-type]
@@ -480,7 +483,7 @@ def node_signals(node: dict[str, Any], *, source: str) -> list[Signal]:
             text = f"Ready={cond.status} reason {cond.reason}: {cond.message}".strip()
             out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=cond.at, reason=cond.reason, node=name))
         elif (cond.bad and (gpu_hardware_fault(about) or _NODE_GPU_TEXT.search(about))) or (
-            cond.type in kube.PRESSURE_CONDITIONS and cond.status == "True"
+            cond.type in kt.PRESSURE_CONDITIONS and cond.status == "True"
         ):
             text = f"{cond.type}=True: {cond.message}"
             out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=cond.at, node=name, reason=cond.reason))
@@ -522,7 +525,7 @@ def log_signals(text: str, *, source: str, pod: str, container: str, node: str |
     found: set[Kind] = set()
     for line in text.splitlines():
         kind: Kind | None = None
-        if Kind.CUDA_OOM not in found and _CUDA_OOM.search(line):
+        if Kind.CUDA_OOM not in found and kt.CUDA_OOM.search(line):
             kind = Kind.CUDA_OOM
         elif Kind.NODE_FAILURE not in found and gpu_hardware_fault(line):
             kind = Kind.NODE_FAILURE
