@@ -62,7 +62,7 @@ _MESSAGES = (
 _REASONS = ("OOMKilled", "BackOff", "FailedScheduling", "Failed", "Preempted", "Evicted", "Started", "Unhealthy")
 _TYPES = ("Training", "Workspace", "Distributed", "Inference", "DistributedInference", "runai-job", "TrainingWorkload")
 _PHASES = ("Failed", "Failed", "Failed", "Completed", "Stopped", "Running", "Pending", "Degraded", "Unknown")
-#: What the product asks for (diagnosis/runai/procedure.py ``METRIC_TYPES``), so the series are read.
+#: What the product asks for (diagnosis/runai/tier1.py ``METRIC_TYPES``), so the series are read.
 _METRICS = ("CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_REQUEST_BYTES")
 SPEC_SCHEMAS = {
     "trainings": "Training1",
@@ -293,7 +293,7 @@ ODDITIES: tuple[tuple[str, str, tuple[int, str, bytes]], ...] = (
     ("workloads", "wrong type", (200, "application/json", b'{"workloads": {"id": "w"}}')),
     ("token_v2", "html", (200, "text/html", b"<html>SSO</html>")),
 )
-#: The gap ``what`` each endpoint's failure is reported under (diagnosis/runai/procedure.py ``collect``).
+#: The gap ``what`` each endpoint's failure is reported under (diagnosis/runai/tier1.py ``collect``).
 GAP_NAMES = {
     "pods": "pods",
     "history": "history",

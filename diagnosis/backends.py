@@ -14,7 +14,7 @@ cheap and no procedure depends on it (no import cycle: the procedures import onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from diagnosis.config import KubeConfig, OsmoConfig, RunaiConfig
 from diagnosis.errors import BackendUnavailable
 from diagnosis.question import UUID_RE, Question
-from diagnosis.report import Gap, Report
+from diagnosis.report import Category, Gap, Report
 
 if TYPE_CHECKING:
     from diagnosis.digests import DigestAsk, DigestItem, RowCache
@@ -57,6 +57,21 @@ class Scan(Protocol):
 
     items: list[DigestItem]
     gaps: list[Gap]
+
+
+class CategoryEntry(Protocol):
+    """What every system's category entry has (:class:`diagnosis.runai.categories.RunaiCategory`,
+    :class:`diagnosis.osmo.categories.OsmoCategory`): the category, its plain-language clause and its words on the
+    card's header and the text's first line."""
+
+    @property
+    def category(self) -> Category: ...
+    @property
+    def plain(self) -> str: ...
+    @property
+    def emoji(self) -> str: ...
+    @property
+    def title(self) -> str: ...
 
 
 class Backend(Protocol):
@@ -99,6 +114,10 @@ class Backend(Protocol):
 
     def preload(self) -> None:
         """Import the procedure now (a long-running process calls this at startup)."""
+        ...
+
+    def categories(self) -> Mapping[Category, CategoryEntry]:
+        """This system's category registry (each entry: rule, texts, words)."""
         ...
 
 
@@ -181,6 +200,11 @@ class RunaiBackend:
             # A whole-plane scan that cannot list the clusters has nothing to report: one clear line.
             raise _unreachable(exc) from exc
 
+    def categories(self) -> Mapping[Category, CategoryEntry]:
+        from diagnosis.runai.categories import CATEGORIES
+
+        return CATEGORIES
+
     def preload(self) -> None:
         import diagnosis.runai.procedure  # noqa: F401
         from diagnosis.k8s import preload as preload_k8s
@@ -243,6 +267,11 @@ class OsmoBackend:
         except httpx.HTTPError as exc:
             raise _unreachable(exc) from exc
 
+    def categories(self) -> Mapping[Category, CategoryEntry]:
+        from diagnosis.osmo.categories import CATEGORIES
+
+        return CATEGORIES
+
     def preload(self) -> None:
         import diagnosis.osmo.procedure  # noqa: F401
 
@@ -266,6 +295,17 @@ def route(question: Question, backends: Backends) -> Backend:
     if claimed is not None and (claimed in ready or not ready):
         return claimed
     return ready[0] if ready else next(iter(REGISTRY.values()))
+
+
+def category_entry(system: str | None, category: Category) -> CategoryEntry | None:
+    """The entry of ``category`` in ``system``'s registry, else in the first registry that has it (a digest row
+    or a report without a system), else None."""
+    own = REGISTRY.get(system or "")
+    for backend in ([own] if own is not None else []) + list(REGISTRY.values()):
+        entry = backend.categories().get(category)
+        if entry is not None:
+            return entry
+    return None
 
 
 def names(backends: Sequence[Backend]) -> list[str]:

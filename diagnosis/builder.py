@@ -34,7 +34,9 @@ from diagnosis.report import (
     Recurrence,
     Report,
     Table,
+    TimelineEntry,
 )
+from diagnosis.timeline import Timeline
 
 System = Literal["runai", "osmo"]
 
@@ -57,6 +59,7 @@ class ReportBuilder:
     excerpts: list[Excerpt] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     rec: Recurrence | None = None
+    incident: list[TimelineEntry] = field(default_factory=list)
 
     # -- parts ----------------------------------------------------------------------------------------
 
@@ -98,6 +101,19 @@ class ReportBuilder:
             occurrences=times,
         )
 
+    def timeline(self, timeline: Timeline) -> None:
+        """The incident timeline of a failure with several pods or tasks (:mod:`diagnosis.timeline`); one subject's
+        story is not a timeline and is left out."""
+        if len(timeline.failing()) < 2:
+            return
+        first = timeline.first()
+        self.incident = [
+            TimelineEntry(
+                subject=e.subject, at=e.at, what=e.what, container=e.container, source=e.source, first=e is first
+            )
+            for e in timeline.entries
+        ]
+
     # -- the finished report ----------------------------------------------------------------------------
 
     def build(self, outcome: Outcome, headline: str, **kw: Any) -> Report:
@@ -117,5 +133,7 @@ class ReportBuilder:
         }
         if self.tables:
             parts["tables"] = self.tables
+        if self.incident:
+            parts["timeline"] = self.incident
         parts.update(kw)
         return Report(**parts)

@@ -102,7 +102,7 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
     """The plain-text report in the card's order: verdict, key facts, next action, then the evidence
     (raw values quoted verbatim), recurrence, gaps, excerpts and links. Sources are short labels unless
     ``verbose`` (every call in full, and whole log tails instead of the lines around the error)."""
-    from diagnosis.wording import focus_log, header_text, is_log
+    from diagnosis.wording import focus_log, header_text, is_log, timeline_lines
 
     title = verdict_title(report)
     words = header_text(report).split(" ", 1)[-1]
@@ -127,6 +127,10 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
     if ident:
         width = max(len(k) for k, _ in ident)
         out += [f"{k.ljust(width)} : {v}" for k, v in ident] + [""]
+    if report.timeline:
+        # the whole incident, oldest first: the first failure decided, the later ones are its consequences
+        out += ["Timeline (the first failure decides; later ones are consequences):"]
+        out += [f"  - {line}" for line in timeline_lines(report)] + [""]
     if report.evidence:
         out.append("Evidence:")
         for item in report.evidence:

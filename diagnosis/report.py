@@ -352,6 +352,20 @@ class Confidence(_Sanitized):
     signals: list[str] = Field(default_factory=list)
 
 
+class TimelineEntry(_Sanitized):
+    """One termination of the incident timeline (:mod:`diagnosis.timeline`) as reported: ``subject`` (a pod or a
+    task) ended at ``at`` (UTC, None when not known) with ``what`` (``"OOMKilled (exit 137)"``), read from
+    ``source``; ``first`` marks the failure that decided, every later entry of another subject is a
+    consequence."""
+
+    subject: str
+    at: datetime | None = None
+    what: str
+    container: str | None = None
+    source: str = ""
+    first: bool = False
+
+
 class Report(_Sanitized):
     """One answer. ``headline`` is the verdict sentence shown first."""
 
@@ -362,6 +376,8 @@ class Report(_Sanitized):
     identity: Identity | None = None
     evidence: list[EvidenceItem] = Field(default_factory=list)
     recurrence: Recurrence | None = None
+    #: the incident timeline of a failure with several pods or tasks, ordered by time (empty otherwise)
+    timeline: list[TimelineEntry] = Field(default_factory=list)
     next_action: str | None = None
     confidence: Confidence | None = None
     notes: list[str] = Field(default_factory=list)

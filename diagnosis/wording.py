@@ -12,28 +12,12 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from diagnosis.backends import category_entry
 from diagnosis.report import Category, EvidenceItem, Outcome, Report, recurrence_phrase
+from diagnosis.timeline import Entry, compact_line
 
 MAX_FACTS = 4
 MAX_WHY = 3
-
-_CATEGORY_WORDS: dict[Category, tuple[str, str]] = {
-    Category.OOM_KILLED: ("💥", "OOM killed"),
-    Category.IMAGE_PULL_FAILED: ("📦", "Image pull failed"),
-    Category.INIT_FAILED: ("🧰", "Init container failed"),
-    Category.DATASOURCE_MOUNT_FAILED: ("💾", "Data source mount failed"),
-    Category.CRASH_APP_ERROR: ("🔥", "Crashed (application error)"),
-    Category.NODE_FAILURE: ("🖥️", "Node failure"),
-    Category.SCHEDULING_POLICY_TERMINATED: ("⛔", "Stopped by a scheduling policy"),
-    Category.UNKNOWN: ("❓", "Failed, cause unknown"),
-    Category.DATA_FAILED: ("💾", "Data step failed"),
-    Category.START_FAILED: ("🚫", "Failed to start"),
-    Category.PREEMPTED: ("⏸️", "Preempted"),
-    Category.TIMEOUT: ("⏱️", "Timed out"),
-    Category.CANCELED: ("🛑", "Canceled"),
-    Category.UPSTREAM_FAILED: ("⛓️", "Upstream task failed"),
-    Category.SERVER_ERROR: ("🛠️", "OSMO server error"),
-}
 
 _OUTCOME_WORDS: dict[Outcome, tuple[str, str]] = {
     Outcome.DIAGNOSED: ("🩺", "Diagnosed"),
@@ -174,8 +158,35 @@ def subject(report: Report) -> str | None:
 def verdict_words(report: Report) -> tuple[str, str]:
     """(emoji, verdict in words) for the header."""
     if report.category is not None and report.outcome in (Outcome.DIAGNOSED, Outcome.FAILED):
-        return _CATEGORY_WORDS.get(report.category, ("❌", report.category.value))
+        return category_words(report.category, report.system)
     return _OUTCOME_WORDS.get(report.outcome, ("ℹ️", report.outcome.value))
+
+
+def category_words(category: Category, system: str | None = None) -> tuple[str, str]:
+    """(emoji, title) of a category, from its entry in the system's registry (:func:`diagnosis.backends.
+    category_entry`): the words live on the entry, beside its rule and texts."""
+    entry = category_entry(system, category)
+    return (entry.emoji, entry.title) if entry is not None else ("❌", category.value)
+
+
+def timeline_texts(report: Report) -> tuple[list[str], int]:
+    """Each entry of the report's incident timeline as one line (``"12:03:41 worker-3 OOMKilled (exit 137)"``)
+    and the index of the first failure (0 when none is marked)."""
+    texts = [Entry(e.subject, e.at, e.what, e.source, e.container).text() for e in report.timeline]
+    first = next((i for i, e in enumerate(report.timeline) if e.first), 0)
+    return texts, first
+
+
+def timeline_compact(report: Report) -> str:
+    """The first failure and what followed on one line, for the card and the text (empty without a timeline)."""
+    texts, first = timeline_texts(report)
+    return compact_line(texts, first) if texts else ""
+
+
+def timeline_lines(report: Report) -> list[str]:
+    """The whole timeline, the first failure marked, for the thread and ``report``."""
+    texts, first = timeline_texts(report)
+    return [t + (" (first failure)" if i == first and report.timeline[i].first else "") for i, t in enumerate(texts)]
 
 
 def outcome_words(outcome: Outcome) -> tuple[str, str]:

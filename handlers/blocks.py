@@ -45,6 +45,8 @@ from diagnosis.wording import (
     is_log,
     key_facts,
     short_times,
+    timeline_compact,
+    timeline_lines,
     why_facts,
 )
 
@@ -375,6 +377,10 @@ def _fact_line(fact: Any, full: bool = False) -> str:
 def _evidence_overflow(report: Report) -> list[Overflow]:
     """Everything the card leaves out, as the Evidence button posts it (full quotes, full sources)."""
     out: list[Overflow] = []
+    if report.timeline:
+        out.append(
+            Overflow("Timeline (the first failure decides)", "\n".join(f"- {t}" for t in timeline_lines(report)))
+        )
     if report.evidence:
         lines = []
         for fact in dedupe(report.evidence):
@@ -471,6 +477,10 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
     if facts:
         fields = [mrkdwn(f"*{escape(k)}*\n{prose(clip(v, 120))}", MAX_FIELD) for k, v in facts]
         parts.append((SectionBlock(fields=fields).to_dict(), False))
+    timeline = timeline_compact(report)
+    if timeline:
+        # several pods or tasks: what failed first and what followed, one line (the whole of it: Evidence)
+        parts.append((_section(clip("*Timeline:* " + prose(timeline), 400)), True))
     why = why_facts(report)
     failed = report.outcome in (Outcome.DIAGNOSED, Outcome.FAILED)
     why_title = "*Why we think so*\n" if failed else "*Key evidence*\n"

@@ -65,8 +65,9 @@ def _no_variant(_: FailedFacts) -> str | None:
 class OsmoCategory:
     """One OSMO failure category: ``rule`` (the :mod:`~diagnosis.osmo.classify` rule that names it; None for
     UNKNOWN, the fallback), ``plain`` (the verdict's plain-language clause), ``detail`` (a sentence added
-    after the verdict, may be empty), ``variant`` (a whole headline when the facts call for one, else None)
-    and ``next_action``."""
+    after the verdict, may be empty), ``variant`` (a whole headline when the facts call for one, else None),
+    ``next_action``, and ``emoji``/``title`` (its words on the card and in the text; the registry test
+    fails while either is empty)."""
 
     category: Category
     rule: classify.Rule | None
@@ -74,6 +75,9 @@ class OsmoCategory:
     next_action: Phrase
     detail: Phrase = _no_detail
     variant: MaybePhrase = _no_variant
+    #: the category's words on the card's header and the text's first line
+    emoji: str = ""
+    title: str = ""
 
     def headline(self, f: FailedFacts) -> str:
         """``"Workflow w-1 is FAILED: task train failed first (FAILED with exit code 1); <plain>."`` plus the
@@ -149,12 +153,16 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
         "the task ran out of memory and was OOM-killed",
         _oom_action,
         detail=_oom_detail,
+        emoji="💥",
+        title="OOM killed",
     ),
     OsmoCategory(
         Category.IMAGE_PULL_FAILED,
         classify.image_pull,
         "the container image could not be pulled, so the task never ran",
         _image_action,
+        emoji="📦",
+        title="Image pull failed",
     ),
     OsmoCategory(
         Category.INIT_FAILED,
@@ -163,6 +171,8 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
         _fixed(
             "Check the task's `inputs` paths and read its logs; storage authorization problems need an admin ticket."
         ),
+        emoji="🧰",
+        title="Init container failed",
     ),
     OsmoCategory(
         Category.DATA_FAILED,
@@ -172,6 +182,8 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
             "Check the input/output paths and the data credentials (`osmo credential list`); data "
             "authorization errors need an admin."
         ),
+        emoji="💾",
+        title="Data step failed",
     ),
     OsmoCategory(
         Category.START_FAILED,
@@ -181,6 +193,8 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
             "Read the task's events for the start error; check referenced secrets/config and the image "
             "entrypoint, then resubmit."
         ),
+        emoji="🚫",
+        title="Failed to start",
     ),
     OsmoCategory(
         Category.CRASH_APP_ERROR,
@@ -189,6 +203,8 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
         _crash_action,
         detail=_crash_detail,
         variant=_nccl_variant,
+        emoji="🔥",
+        title="Crashed (application error)",
     ),
     OsmoCategory(
         Category.NODE_FAILURE,
@@ -197,36 +213,48 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
         _fixed(
             "Resubmit (the node, not the code, failed); if the same node fails again, report it to the cluster admins."
         ),
+        emoji="🖥️",
+        title="Node failure",
     ),
     OsmoCategory(
         Category.PREEMPTED,
         classify.preempted,
         "the task was preempted by higher-priority work",
         _fixed("Resubmit at NORMAL priority (LOW work can be preempted) or when the pool is quieter."),
+        emoji="⏸️",
+        title="Preempted",
     ),
     OsmoCategory(
         Category.TIMEOUT,
         classify.timeout,
         "the workflow hit its timeout",
         _fixed("Raise the exec/queue timeout within the pool's maximum, or make the work shorter, then resubmit."),
+        emoji="⏱️",
+        title="Timed out",
     ),
     OsmoCategory(
         Category.CANCELED,
         classify.canceled,
         "the workflow was canceled",
         _fixed("Nothing to fix if the cancel was intended; otherwise resubmit."),
+        emoji="🛑",
+        title="Canceled",
     ),
     OsmoCategory(
         Category.UPSTREAM_FAILED,
         classify.upstream,
         "an upstream task failed, and its own failure cannot be seen",
         _fixed("Open the upstream task's logs (`osmo workflow logs <id> -t <task>`) to find the first failure."),
+        emoji="⛓️",
+        title="Upstream task failed",
     ),
     OsmoCategory(
         Category.SERVER_ERROR,
         classify.server_error,
         "an OSMO service or control-sidecar error ended the task",
         _fixed("Retry once; if it repeats, report the workflow ID to the OSMO admins."),
+        emoji="🛠️",
+        title="OSMO server error",
     ),
     OsmoCategory(
         Category.UNKNOWN,
@@ -235,6 +263,8 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
         _fixed(
             "Read the full task logs and events; if nothing explains it, report the workflow ID to the OSMO admins."
         ),
+        emoji="❓",
+        title="Failed, cause unknown",
     ),
 )
 

@@ -25,11 +25,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from diagnosis import kube_text as kt
 from diagnosis.osmo.models import Task, Workflow, is_failed
 from diagnosis.report import Category
+from diagnosis.timeline import Entry as TimelineEntry
+from diagnosis.timeline import Timeline
 
 # Kubernetes wording is shared with Run:ai (diagnosis.kube_text); what OSMO adds to it, and why, is said here.
 #: An OOM kill in the failure message or events (kt.OOM_KILL), and also a bare ``out of memory``, as OSMO has
@@ -245,20 +247,32 @@ def failed_tasks(workflow: Workflow) -> list[Task]:
 
 def root_failed_task(workflow: Workflow) -> Task | None:
     """The failed task that failed first among those with their own failure (not followers);
-    None when only followers (or no failed tasks) are visible. Ties keep query order."""
-    roots = [t for t in failed_tasks(workflow) if not _follower(t)]
-    if not roots:
-        return None
-    far = datetime.max.replace(tzinfo=None)
+    None when only followers (or no failed tasks) are visible (:func:`task_timeline`)."""
+    first = task_timeline(workflow).first()
+    return next((t for t in failed_tasks(workflow) if first is not None and t.name == first.subject), None)
 
-    def key(t: Task) -> tuple[int, datetime]:
-        end = t.end_time.replace(tzinfo=None) if t.end_time else far
-        return (0 if t.exit_code is not None else 1, end)
 
+def task_timeline(workflow: Workflow) -> Timeline:
+    """The failed tasks as an incident timeline (:mod:`diagnosis.timeline`, the one first-failure rule): a
+    follower (FAILED_UPSTREAM, a peer's "Task x Failed.") is not a failure of its own; among own failures a task
+    a peer names comes first, then one that reported an exit code, then the earliest end; ties keep query
+    order."""
+    failed = failed_tasks(workflow)
     # A peer message ("Task trainer-1 Failed.") points at the root directly.
-    named = {m.group(1) for t in failed_tasks(workflow) if (m := PEER_MESSAGE.match(t.failure_message or ""))}
-    preferred = [t for t in roots if t.name in named]
-    return sorted(preferred or roots, key=key)[0]
+    named = {m.group(1) for t in failed if (m := PEER_MESSAGE.match(t.failure_message or ""))}
+    entries = []
+    for t in failed:
+        rank = (0 if not named or t.name in named else 2) + (0 if t.exit_code is not None else 1)
+        what = t.status + (f" (exit {t.exit_code})" if t.exit_code is not None else "")
+        entries.append(
+            TimelineEntry(t.name, _utc(t.end_time), what, source="workflow query", own=not _follower(t), rank=rank)
+        )
+    return Timeline.of(entries)
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    """OSMO's times without a zone are UTC."""
+    return at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
 
 
 def upstream_groups(workflow: Workflow, task: Task) -> list[str]:

@@ -15,7 +15,14 @@ from datetime import datetime
 
 from diagnosis.osmo import collect
 from diagnosis.osmo.categories import FailedFacts, category
-from diagnosis.osmo.classify import Finding, TaskSignals, classify_task, failed_tasks, root_failed_task
+from diagnosis.osmo.classify import (
+    Finding,
+    TaskSignals,
+    classify_task,
+    failed_tasks,
+    root_failed_task,
+    task_timeline,
+)
 from diagnosis.osmo.classify import confidence as osmo_confidence
 from diagnosis.osmo.client import OsmoCalls, OsmoClient
 from diagnosis.osmo.collect import UploadCause
@@ -208,6 +215,7 @@ def _task_evidence(b: OsmoReportBuilder, got: FailedInputs) -> None:
 def failed_evidence(b: OsmoReportBuilder, got: FailedInputs, d: FailedDecision) -> None:
     """Every quantified fact of a failed workflow, in the order a reader checks them."""
     wf, task = got.wf, got.task
+    b.timeline(task_timeline(wf))
     _task_evidence(b, got)
     if got.upload is not None:
         b.add(

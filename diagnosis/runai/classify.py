@@ -13,6 +13,8 @@ from datetime import datetime, timedelta
 
 from diagnosis.report import Category, source_label
 from diagnosis.runai.signals import DIRECT_KINDS, PREEMPTED_POD, START_PHASE_KINDS, Kind, Signal, missing_objects
+from diagnosis.timeline import Entry as TimelineEntry
+from diagnosis.timeline import Timeline
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ class PodOrder:
     consequences: tuple[str, ...] = ()
     report: Signal | None = None
     missing_replica: str | None = None
+    #: the failing pods as an incident timeline (:mod:`diagnosis.timeline`, which holds the first-failure rule)
+    timeline: Timeline = field(default_factory=Timeline)
 
     @property
     def several(self) -> bool:
@@ -251,19 +255,81 @@ def order_pods(signals: Sequence[Signal], pod_ended: Mapping[str, datetime]) -> 
         reported_strictly = other_replica and at is not None and report.at is not None and report.at < at  # type: ignore[union-attr]
         if (stopped and (peer_before or reported_before)) or reported_strictly:
             consequences.append(pod)
-    causes = [p for p in failing if p not in consequences]
+    own_signals: dict[str, list[Signal]] = {}
+    for s in signals:
+        if s.pod in kinds_of and s.kind in POD_FAILURE_KINDS:
+            own_signals.setdefault(s.pod, []).append(s)
+    timeline = Timeline.of(
+        TimelineEntry(
+            pod,
+            ended[pod],
+            _ending_words(own_signals.get(pod, [])),
+            source=_ending_source(own_signals.get(pod, [])),
+            container=_ending_container(own_signals.get(pod, [])),
+            own=pod not in consequences,
+        )
+        for pod in failing
+    )
+    first = timeline.first()
     missing = None
-    if not causes and report is not None and report.replica:
+    if first is None and report is not None and report.replica:
         if not any(_replica_of(p, report.replica) for p in failing):
             missing = report.replica
     return PodOrder(
-        first=causes[0] if causes else None,
+        first=first.subject if first is not None else None,
         failing=tuple(failing),
         ended={p: t for p, t in ended.items() if t is not None},
         consequences=tuple(consequences),
         report=report,
         missing_replica=missing,
+        timeline=timeline,
     )
+
+
+#: Which of a pod's failure signals names its ending best, strongest first (the timeline's words).
+_ENDING_ORDER: tuple[Kind, ...] = (
+    Kind.OOM_KILLED,
+    Kind.CUDA_OOM,
+    Kind.NODE_FAILURE,
+    Kind.IMAGE_PULL,
+    Kind.MOUNT_FAILED,
+    Kind.INIT_FAILED,
+    Kind.START_ERROR_APP,
+    Kind.LIVENESS_KILL,
+    Kind.APP_EXIT,
+    Kind.COLLECTIVE_TIMEOUT,
+    Kind.CLEANUP_SIGNAL,
+    Kind.EXIT_SIGNAL,
+    Kind.POD_ERROR,
+    Kind.CRASHLOOP,
+)
+
+
+def _ending(signals: Sequence[Signal]) -> Signal | None:
+    ranked = [s for s in signals if s.kind in _ENDING_ORDER]
+    return min(ranked, key=lambda s: _ENDING_ORDER.index(s.kind)) if ranked else None
+
+
+def _ending_words(signals: Sequence[Signal]) -> str:
+    """A pod's ending in a few words: ``"OOMKilled (exit 137)"``, ``"NCCL watchdog timeout"``."""
+    s = _ending(signals)
+    if s is None:
+        return "failed"
+    what = s.reason or _KIND_WORDS.get(s.kind, s.kind.value)
+    codes = sorted({x.exit_code for x in signals if x.exit_code is not None})
+    if codes and not any(str(c) in what for c in codes):
+        what += f" (exit {', '.join(str(c) for c in codes)})"
+    return what
+
+
+def _ending_source(signals: Sequence[Signal]) -> str:
+    s = _ending(signals)
+    return s.source if s is not None else ""
+
+
+def _ending_container(signals: Sequence[Signal]) -> str | None:
+    s = _ending(signals)
+    return s.container if s is not None else None
 
 
 def decisive_signals(signals: Sequence[Signal], order: PodOrder) -> list[Signal]:

@@ -26,8 +26,10 @@ from diagnosis.fetched import Fetched, describe_error, fetch
 from diagnosis.question import Question
 from diagnosis.report import Category, Gap, Outcome, Report
 from diagnosis.runai.client import ApiError, RunaiClient
+from diagnosis.runai.incident import last_running
 from diagnosis.runai.models import Cluster, Workload
 from diagnosis.runai.procedure import Deadline, Diagnosis
+from diagnosis.runai.tier1 import collect
 
 log = logging.getLogger(__name__)
 
@@ -191,9 +193,9 @@ async def _diagnose_one(
     tier1 = None
     running_since = None
     try:
-        tier1 = await diagnosis.collect(workload)
+        tier1 = await collect(diagnosis, workload)
         report = await diagnosis.diagnose(workload, tier1)
-        running_since = diagnosis.last_running(tier1, workload.phase_updated_at)
+        running_since = last_running(tier1, workload.phase_updated_at)
     except (ApiError, httpx.HTTPError, TimeoutError) as exc:
         scan.gaps.append(Gap(what=f"workload {workload.name}", why=describe_error(exc)))
     assert workload.phase_updated_at is not None

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from diagnosis import kube_objects as kube
 from diagnosis.builder import ReportBuilder as BaseReportBuilder
@@ -36,13 +36,15 @@ from diagnosis.report import (
     Report,
     recurrence_phrase,
 )
-from diagnosis.runai.categories import CATEGORIES, DetailFacts
-from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phrases
+from diagnosis.runai.categories import CATEGORIES, VerdictFacts
+from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phrases, unresolved_exit
 from diagnosis.runai.client import Calls
+from diagnosis.runai.decision import Decision
 from diagnosis.runai.memory import memory_evidence
-from diagnosis.runai.models import Cluster, Workload
-from diagnosis.runai.phrases import IMAGE_REF, short
+from diagnosis.runai.models import Cluster, Records, Workload
+from diagnosis.runai.phrases import short
 from diagnosis.runai.resolve import ago
+from diagnosis.runai.routing import Routed
 from diagnosis.runai.signals import (
     Kind,
     Signal,
@@ -50,6 +52,9 @@ from diagnosis.runai.signals import (
 )
 from diagnosis.runai.tier1 import Tier1
 from diagnosis.units import bytes_text, quantity_bytes
+
+if TYPE_CHECKING:
+    from diagnosis.runai.procedure import Diagnosis
 
 MAX_EVIDENCE = 14
 LOG_EXCERPT_LINES = 20
@@ -134,6 +139,7 @@ class ReportBuilder(BaseReportBuilder):
         if not order.several:
             return
         self.order = order
+        self.timeline(order.timeline)
         if order.first is not None:
             at = order.ended.get(order.first)
             self.add(
@@ -280,73 +286,6 @@ class ReportBuilder(BaseReportBuilder):
             self.excerpts.append(Excerpt(title=f"Last {len(lines)} log lines", text="\n".join(lines), source=best[1]))
         elif not any(g.what.startswith("logs") for g in self.gaps):
             self.gap("container logs", "no log could be read (the container may never have run)")
-
-    def headline_detail(
-        self, cat: Category, primary: Sequence[Signal], explain: Sequence[Signal], exit_codes: Sequence[int]
-    ) -> str:
-        """The concrete cause for the verdict sentence (the category's ``detail``, see
-        :mod:`diagnosis.runai.categories`): the limit, the image, the missing object, the error line."""
-        facts = DetailFacts(
-            primary,
-            explain,
-            exit_codes,
-            self.limit_raw,
-            self.peak_bytes,
-            self.limit_bytes,
-            container=self.oom_container,
-            init=self.oom_container_init,
-        )
-        return CATEGORIES[cat].detail(facts)
-
-    def _fitting_action(
-        self,
-        cat: Category,
-        action: str,
-        primary: Sequence[Signal],
-        explain: Sequence[Signal],
-        pod_name: str | None,
-        namespace: str | None,
-    ) -> str:
-        """The next action that fits the evidence (issue 13 §3): the image pull's cause, no log seen."""
-        texts = " ".join(s.text for s in primary)
-        if cat == Category.OOM_KILLED and self.oom_container:
-            role = "init container" if self.oom_container_init else "sidecar container"
-            now = f" (now {self.limit_raw})" if self.limit_raw else ""
-            return (
-                f"Raise the memory limit of the {role} {self.oom_container}{now} where it is set (the pod template, "
-                "or the injector's settings or annotations for an injected sidecar), or cut what it holds in memory; "
-                "the workload's cpuMemory limit does not cover it. Then resubmit."
-            )
-        if cat == Category.IMAGE_PULL_FAILED:
-            m = IMAGE_REF.search(texts)
-            image = f"`{m.group(1)}`" if m else "the image"
-            low = texts.lower()
-            if "toomanyrequests" in low or "rate limit" in low or " 429" in low:
-                return (
-                    f"The registry rate-limited the pull of {image} (toomanyrequests): pull through a registry "
-                    "mirror or authenticate the pulls (a pull secret for that registry), then resubmit."
-                )
-            if any(w in low for w in ("unauthorized", "denied", "authentication required", "403 forbidden")):
-                return (
-                    f"The registry refused {image}: add or fix the pull secret (imagePullSecrets / the project's "
-                    "registry credential) for that registry, then resubmit."
-                )
-            if any(w in low for w in ("not found", "manifest unknown", "does not exist", "no such host")):
-                return (
-                    f"The registry has no {image}: check the repository name and tag (typo, tag never pushed or "
-                    "deleted), fix the image in the workload, then resubmit."
-                )
-            return action.replace("the image reference", f"the image reference {image}") if m else action
-        if cat in (Category.CRASH_APP_ERROR, Category.INIT_FAILED) and not explain:
-            pod = pod_name or "<pod>"
-            ns = namespace or (self.identity.namespace if self.identity else None) or "<namespace>"
-            what = "init container" if cat == Category.INIT_FAILED else "container"
-            return (
-                f"No {what} log was read, so the error itself is not shown here: read it with "
-                f"`kubectl logs {pod} -n {ns} --previous` (add `-c <container>` for the {what}) and "
-                f"`kubectl describe pod {pod} -n {ns}`, fix what it shows, then resubmit."
-            )
-        return action
 
     # -- finished reports ---------------------------------------------------------------------------
 
@@ -603,8 +542,12 @@ class ReportBuilder(BaseReportBuilder):
         exit_codes, nodes = self.verdict_evidence(workload, tier1, primary, final, explain)
         if cat == Category.UNKNOWN and finding.reason and not kube_available:
             self.note("UNKNOWN rather than a guess: without Tier 2 the Tier 1 evidence names no cause.")
-        headline = self.verdict_headline(workload, finding, explain, exit_codes, nodes)
-        next_action = self.verdict_action(cat, primary, explain, pod_name, namespace)
+        facts = self.verdict_facts(workload, finding, explain, exit_codes, nodes, pod_name, namespace)
+        entry = CATEGORIES[cat]
+        headline = entry.verdict(facts)
+        if self.rec is not None and self.rec.recurring:
+            headline += f" It {recurrence_phrase(self.rec)}."
+        next_action = entry.action(facts)
         level, basis = confidence(finding)
         return self._report(
             Outcome.DIAGNOSED,
@@ -673,62 +616,39 @@ class ReportBuilder(BaseReportBuilder):
         self.evidence = head + saved
         return exit_codes, nodes
 
-    def verdict_headline(
+    def verdict_facts(
         self,
         workload: Workload,
         finding: Finding,
         explain: Sequence[Signal],
         exit_codes: Sequence[int],
         nodes: Sequence[str],
-    ) -> str:
-        """The verdict sentence: the category's headline (or its UNKNOWN, liveness or named-node variant), the
-        concrete detail after a colon, and the recurrence when the failure recurs."""
-        cat, name = finding.category, workload.name
-        primary = list(finding.signals)
-        liveness = any(s.kind == Kind.LIVENESS_KILL for s in primary)
-        headline = f"{name} {CATEGORIES[cat].headline}."
-        if cat == Category.UNKNOWN and finding.reason:
-            headline = f"{name} failed ({workload.phase}), but the cause is UNKNOWN: {finding.reason}."
-        elif cat == Category.CRASH_APP_ERROR and liveness:
-            headline = (
-                f"{name} was killed by the kubelet because its liveness probe failed "
-                "(the program did not answer its health check in time)."
-            )
-        elif cat == Category.NODE_FAILURE and nodes:
-            headline = f"{name} failed because its node {', '.join(sorted(set(nodes)))} failed."
-        detail = "" if liveness else self.headline_detail(cat, primary, explain, exit_codes)
-        if detail:
-            headline = headline.rstrip(".") + f": {detail}."
-        if self.rec is not None and self.rec.recurring:
-            headline += f" It {recurrence_phrase(self.rec)}."
-        return headline
-
-    def verdict_action(
-        self,
-        cat: Category,
-        primary: Sequence[Signal],
-        explain: Sequence[Signal],
         pod_name: str | None,
         namespace: str | None,
-    ) -> str:
-        """The next action: the category's, or the peer-failure, liveness or filled-in UNKNOWN variant, fitted to
-        the evidence (:meth:`_fitting_action`)."""
-        next_action = CATEGORIES[cat].next_action
-        if cat == Category.UNKNOWN and self.order is not None and self.order.first is None and self.order.consequences:
-            replica = self.order.missing_replica or "first failing"
-            next_action = (
-                f"Find why the {replica} replica failed: its pod is gone, so read its logs from your log store, or "
-                "keep failed pods for next time (the job's runPolicy.cleanPodPolicy: None) and rerun. The peers' "
-                "later exits (SIGTERM, collective timeouts) are consequences, not the cause."
-            )
-        elif cat == Category.UNKNOWN and pod_name and namespace:
-            next_action = next_action.replace("<pod>", pod_name).replace("<namespace>", namespace)
-        if cat == Category.CRASH_APP_ERROR and any(s.kind == Kind.LIVENESS_KILL for s in primary):
-            next_action = (
-                "Give the program time to start: raise the liveness probe's initialDelaySeconds or "
-                "failureThreshold, or add a startupProbe, then resubmit."
-            )
-        return self._fitting_action(cat, next_action, primary, explain, pod_name, namespace)
+    ) -> VerdictFacts:
+        """Everything the category's entry phrases its verdict and next action from (decided here, worded there:
+        :mod:`diagnosis.runai.categories`)."""
+        order = self.order
+        unseen = None
+        if finding.category == Category.UNKNOWN and order is not None and order.first is None and order.consequences:
+            unseen = order.missing_replica or ""
+        return VerdictFacts(
+            primary=finding.signals,
+            explain=explain,
+            exit_codes=exit_codes,
+            limit_raw=self.limit_raw,
+            peak_bytes=self.peak_bytes,
+            limit_bytes=self.limit_bytes,
+            container=self.oom_container,
+            init=self.oom_container_init,
+            name=workload.name,
+            phase=workload.phase,
+            reason=finding.reason if finding.category == Category.UNKNOWN else None,
+            nodes=tuple(nodes),
+            pod=pod_name,
+            namespace=namespace or (self.identity.namespace if self.identity else None),
+            unseen_replica=unseen,
+        )
 
 
 # -- Pending and preemption, in plain language (issue 11 §3) -----------------------------------------------------
@@ -853,14 +773,6 @@ def pending_step(f: PendingFacts, preemptible: bool | None) -> str:
     )
 
 
-_STUCK = re.compile(r"(?i)\bstuck\b")
-
-
-def asks_stuck(text: str | None) -> bool:
-    """Whether a question asks if the workload is stuck ("is train-7 stuck?"): its answer then says so first."""
-    return bool(text and _STUCK.search(text))
-
-
 def pending_for(workload: Workload, now: datetime) -> str | None:
     """How long ``workload`` has been Pending, as "3 h 12 min" (or "12 min"): since its ``phaseUpdatedAt`` (the
     current wait), else its ``totalPendingTimeSeconds``; None when neither is known (or it is negative)."""
@@ -973,3 +885,78 @@ def _requested_gpus(workload: Workload) -> float | None:
 
 def _ago(at: datetime | None, now: datetime) -> str:
     return ago(at, now)
+
+
+# -- Phrase: the fourth job of a diagnosis ------------------------------------------------------------------------
+
+
+def phrase(d: Diagnosis, workload: Workload, tier1: Tier1, found: Routed | Decision, early: int) -> Report:
+    """The report of one diagnosis from what the route or decide job found (spec Step 5): identity, what Tier 1
+    could not show, then the route's answer, or the decision's evidence (Tier 2, the pod order and timeline,
+    recurrence, memory) and its verdict. ``early``: how many of ``d.gaps`` were known before the route job (the
+    later ones are the decision's and are added after Tier 2's evidence)."""
+    b = d.builder(d.gaps[:early])
+    b.set_identity(workload, tier1)
+    tier1_gaps(b, workload, tier1)
+    spec = tier1.spec.value.spec if tier1.spec.value else None
+    if not isinstance(found, Decision):
+        return routed_report(b, workload, found, spec, d.found)
+    if found.preempted:
+        return b.route_preempted(workload, found.preempted, spec)
+    finding, tier2 = found.finding, found.tier2
+    if tier2 is not None:
+        b.tier2(tier2)
+    elif not d.kube.available:
+        b.gap(
+            "Tier 2 Kubernetes evidence (previous logs, pod description, namespace events, node)",
+            d.kube.why_unavailable,
+        )
+    b.pod_order(found.order)
+    for g in d.gaps:
+        b.gap(g.what, g.why)
+    b.recurrence(finding.category, found.occurrences)
+    if not tier1.history.ok:
+        b.gap(
+            "recurrence",
+            "history could not be read, so earlier occurrences were counted from the events call only"
+            if tier1.events.ok
+            else "neither history nor events could be read: only the diagnosed failure is counted",
+        )
+    # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
+    sidecar = finding.category == Category.OOM_KILLED and b.killed_container_limit(workload, finding, tier2)
+    if not sidecar and (finding.category == Category.OOM_KILLED or unresolved_exit(found.final)):
+        b.memory(workload, tier1, tier2, pod=found.pod)  # the peak and the limit of the diagnosed pod
+    return b.diagnosed(workload, tier1, finding, found.final, tier2, d.kube.available, found.pod, found.namespace)
+
+
+def routed_report(b: ReportBuilder, workload: Workload, routed: Routed, spec: Any, past: Sequence[Workload]) -> Report:
+    """The answer of a workload the phase rules routed out (spec Steps 1.4-1.5)."""
+    if routed.outcome == Outcome.ROUTE_PREEMPTED:
+        return b.route_preempted(workload, routed.preempted, spec)
+    if routed.outcome == Outcome.SUCCEEDED:
+        return b.succeeded(workload)
+    if routed.outcome == Outcome.OUT_OF_SCOPE:
+        return b.out_of_scope(workload)
+    if routed.outcome == Outcome.ROUTE_PENDING:
+        return b.route_pending(workload, routed.scheduling, routed.project_item, stuck=routed.stuck)
+    if routed.outcome == Outcome.ASK_PAST_RUN:
+        return b.ask_past_run(workload, past)
+    return b.phase_only(workload, routed.signals)
+
+
+def tier1_gaps(b: ReportBuilder, workload: Workload, tier1: Tier1) -> None:
+    """What Tier 1 could not show: each failed call (``why [GET path]``), skipped list items, an unread
+    spec of a Stopped workload, failed events, an empty pods list."""
+    for got in tier1.evidence_reads:
+        if not b.fetched(got, with_call=True):
+            continue
+        if isinstance(got.value, Records) and got.value.skipped:
+            b.gap(got.what, f"{got.value.skipped_text()} [{got.path}]")
+    if workload.phase == "Stopped" and tier1.spec.value is None:
+        b.gap("stop requested (desiredPhase)", "not known: the submitted spec could not be read")
+    if not tier1.events.ok and tier1.history.ok:
+        b.note("The events call failed; that is not proof that no events occurred. History events were used instead.")
+    if tier1.pods.ok and not tier1.pods.value:
+        asked = isinstance(tier1.pods.value, Records) and tier1.pods.value.asked_deleted
+        both = ", live or deleted (asked again with deleted=true)" if asked else ""
+        b.gap("pods", f"the pods endpoint returned no pods{both} (deleted or not yet created)")

@@ -321,6 +321,10 @@ def _exit_rules(reason: str, message: str, both: str, add: _Add, out: list[Signa
         add(Kind.OOM_KILLED)
 
 
+#: The kubelet's sync error for an init container that exited non-zero (the init container's name in group 1).
+_INIT_REPORT = re.compile(r'RunInitContainerError: "?init container \\?"([\w.-]+)\\?" exited with')
+
+
 def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Signal]) -> None:
     """Why a container could not start or stopped from outside: image pull, mount, runtime and start errors,
     node failures and evictions, scheduling-policy stops."""
@@ -328,6 +332,11 @@ def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Sign
         add(Kind.IMAGE_PULL)
     if reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
         add(Kind.MOUNT_FAILED)
+    init = _INIT_REPORT.search(message)
+    if init and not out:
+        # the kubelet's report of an init container's failure (FailedSync: 'failed to "InitContainer" for "init"
+        # with RunInitContainerError: "init container \"init\" exited with 1"'): the event that reported it
+        add(Kind.INIT_FAILED, container=init.group(1), init=True)
     runtime_message = reason in _START_ERROR_REASONS or "OCI runtime" in message or "containerd" in message
     if gpu_hardware_fault(both) or _NODE_GPU_TEXT.search(both):
         add(Kind.NODE_FAILURE)

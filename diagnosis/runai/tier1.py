@@ -1,14 +1,21 @@
-"""What Tier 1 returned for one workload (spec Steps 1-4): every Run:ai read as a
-:class:`~diagnosis.fetched.Fetched`. A leaf of the Run:ai backend: the procedure fills it, the report reads it."""
+"""Tier 1 of one workload (spec Steps 1-4): :func:`collect` reads it in one concurrent round trip, and
+:class:`Tier1` holds every Run:ai read as a :class:`~diagnosis.fetched.Fetched` (the value, or why it is
+missing, with its call). The resolve, route and decide jobs read it; the report cites it."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from diagnosis.fetched import Fetched
+import httpx
+
+from diagnosis.fetched import Fetched, Read, fetch
+from diagnosis.runai import classify as cls
+from diagnosis.runai import resolve
+from diagnosis.runai.client import ApiError, Calls
 from diagnosis.runai.models import (
     Cluster,
     Event,
@@ -21,7 +28,12 @@ from diagnosis.runai.models import (
     WorkloadSpec,
 )
 
+if TYPE_CHECKING:
+    from diagnosis.runai.procedure import Diagnosis
+
 _EPOCH = datetime.min.replace(tzinfo=UTC)
+#: the metrics Step 4 reads (the memory peak against the limit)
+METRIC_TYPES = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "CPU_MEMORY_REQUEST_BYTES"]
 
 
 @dataclass
@@ -68,3 +80,57 @@ class Tier1:
             seen.add(key)
             out.append(ev)
         return sorted(out, key=lambda e: e.created_at or _EPOCH)
+
+
+async def _no_projects() -> list[Project]:
+    return []
+
+
+def incident_start(workload: Workload) -> datetime | None:
+    """For a failed workload of several pods, the earliest time a replica of the same incident may have ended
+    (its phase update less :data:`~diagnosis.runai.classify.PEER_WINDOW`): deleted pods that ended since then
+    are read too. None for other workloads (their deleted pods are asked only when none is live)."""
+    if workload.phase != "Failed" or workload.phase_updated_at is None or not workload.is_distributed:
+        return None
+    return workload.phase_updated_at - cls.PEER_WINDOW
+
+
+async def collect(d: Diagnosis, workload: Workload) -> Tier1:
+    """Pods, history, events, spec, metrics, clusters and project concurrently (one round trip), each within the
+    diagnosis deadline; a failed read is a :class:`Fetched` with its ``why``, never an exception."""
+    wid = workload.id
+    c = d.client
+    dl = d.deadline
+    # Pods of a deleted or cleaned-up workload are listed only with deleted=true.
+    gone = workload.is_terminal or workload.deleted_at is not None
+    if workload.phase == "Pending" and workload.id not in d.project_items:
+        # a Pending workload's answer compares the project's GPU quota: read it in the same round trip
+        d.project_items[workload.id] = asyncio.ensure_future(project_item(d, workload))
+    results = await asyncio.gather(
+        fetch(c.get_pods(wid, or_deleted=gone, deleted_since=incident_start(workload)), dl.remaining()),
+        fetch(c.get_history(wid), dl.remaining()),
+        fetch(c.get_events(wid, since=d.cutoff), dl.remaining()),
+        fetch(c.get_spec_for(workload), dl.remaining()),
+        fetch(c.get_metrics(wid, METRIC_TYPES, d.cutoff, d.now), dl.remaining()),
+        fetch(c.list_clusters(), dl.remaining()),
+        # The project is read only to find the namespace when the workload does not name it.
+        fetch(
+            c.list_projects(workload.project_name or "", workload.cluster_id or "")
+            if not workload.namespace
+            else Read(Calls.projects(), _no_projects),
+            dl.remaining(),
+        ),
+    )
+    return Tier1(workload, *results)  # type: ignore[arg-type]
+
+
+async def project_item(d: Diagnosis, workload: Workload) -> dict[str, Any] | None:
+    """The raw projects-API item of the workload's project (its GPU quota and allocation), or None."""
+    if not workload.project_name:
+        return None
+    try:
+        items = await asyncio.wait_for(resolve.list_projects(d.client, workload.cluster_id), d.deadline.remaining())
+    except (ApiError, httpx.HTTPError, TimeoutError):
+        return None
+    item = resolve.named(workload.project_name, items)
+    return item.raw if item is not None else None

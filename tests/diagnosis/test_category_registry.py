@@ -18,7 +18,7 @@ from diagnosis.osmo.categories import FailedFacts, OsmoCategory, PendingFacts
 from diagnosis.osmo.classify import TaskSignals
 from diagnosis.report import Category, Outcome
 from diagnosis.runai import classify as cls
-from diagnosis.runai.categories import CATEGORIES, DetailFacts, RunaiCategory
+from diagnosis.runai.categories import CATEGORIES, RunaiCategory, VerdictFacts
 from diagnosis.runai.signals import Kind, Signal
 
 # -- Run:ai ---------------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ _TEXTS = [f.name for f in fields(RunaiCategory) if f.type in ("str", str)]
 
 
 def test_the_runai_texts_checked_are_every_text_field() -> None:
-    assert set(_TEXTS) == {"headline", "next_action", "plain"}
+    assert set(_TEXTS) == {"headline", "next_action", "plain", "emoji", "title"}
 
 
 @pytest.mark.parametrize("category", RUNAI_TAXONOMY)
@@ -52,7 +52,9 @@ def test_every_runai_category_has_every_text(category: Category) -> None:
         assert text == text.strip() and "  " not in text, f"{category}: {name} has stray whitespace"
     assert entry.next_action.endswith("."), f"{category}: the next action is a sentence"
     assert not entry.headline.endswith("."), f"{category}: the headline is a clause after the name"
-    assert callable(entry.detail) and isinstance(entry.detail(DetailFacts(primary=())), str)
+    assert callable(entry.detail) and isinstance(entry.detail(VerdictFacts(primary=())), str)
+    assert entry.verdict(VerdictFacts(primary=(), name="w")).startswith("w ")
+    assert entry.action(VerdictFacts(primary=())).endswith(".")
     assert isinstance(entry.tier2, bool)
 
 
@@ -152,7 +154,7 @@ def _sentence(text: object, what: str, complete: bool = True) -> None:
 def test_the_osmo_texts_checked_are_every_text_field() -> None:
     texts = {f.name for f in fields(OsmoCategory) if f.type in ("str", str)}
     phrases = {f.name for f in fields(OsmoCategory) if "Phrase" in str(f.type)}
-    assert texts == {"plain"} and phrases == {"next_action", "detail", "variant"}
+    assert texts == {"plain", "emoji", "title"} and phrases == {"next_action", "detail", "variant"}
 
 
 @pytest.mark.parametrize("category", OSMO_TAXONOMY)
@@ -162,6 +164,7 @@ def test_every_osmo_category_has_every_text(category: Category) -> None:
     assert entry.category == category
     _sentence(entry.plain, f"{category}: plain")
     assert not entry.plain.endswith("."), f"{category}: the plain text is a clause of the verdict"
+    assert entry.emoji and entry.title, f"{category}: its words on the card"
     for facts in OSMO_FACTS:
         _sentence(entry.next_action(facts), f"{category}: next action")
         assert entry.next_action(facts).endswith("."), f"{category}: the next action is a sentence"
@@ -242,10 +245,31 @@ def test_pending_rules_and_verdicts_are_one_to_one() -> None:
 
 
 def test_every_category_and_outcome_has_its_words_for_the_card_and_text() -> None:
-    """The verdict in words (emoji and title) comes from :mod:`diagnosis.wording`; a new category or outcome
-    without its words would fall back to its raw enum value on the card."""
-    from diagnosis.wording import _CATEGORY_WORDS, _OUTCOME_WORDS
+    """The verdict in words (emoji and title) lives on each category's entry; every category some system gives has
+    them, a category both systems give reads alike in both, and every outcome has its words in
+    :mod:`diagnosis.wording`. A category without words would fall back to its raw enum value on the card."""
+    from diagnosis.wording import _OUTCOME_WORDS, category_words
 
-    assert set(_CATEGORY_WORDS) == set(Category), set(Category) - set(_CATEGORY_WORDS)
+    entries = [*CATEGORIES.values(), *OSMO_CATEGORIES.values()]
+    assert {e.category for e in entries} == set(Category), set(Category) - {e.category for e in entries}
+    assert all(e.emoji and e.title and e.title[0].isupper() for e in entries)
+    for category in set(CATEGORIES) & set(OSMO_CATEGORIES):
+        assert (CATEGORIES[category].emoji, CATEGORIES[category].title) == (
+            OSMO_CATEGORIES[category].emoji,
+            OSMO_CATEGORIES[category].title,
+        ), category
+    assert category_words(Category.SCHEDULING_POLICY_TERMINATED, "osmo") == ("⛔", "Stopped by a scheduling policy")
     assert set(_OUTCOME_WORDS) == set(Outcome), set(Outcome) - set(_OUTCOME_WORDS)
-    assert all(emoji and title and title[0].isupper() for emoji, title in _CATEGORY_WORDS.values())
+
+
+def test_precedence_lists_exactly_the_entries_analyzers_each_once() -> None:
+    """``classify.PRECEDENCE`` (the order the strongest direct signal is looked for) is tested against the
+    entries: every analyzer of an entry is in it once, and nothing else is; an entry's own analyzers keep their
+    order in it."""
+    assert len(cls.PRECEDENCE) == len(set(cls.PRECEDENCE))
+    assert sorted(a.__name__ for e in CATEGORIES.values() for a in e.analyzers) == sorted(
+        a.__name__ for a in cls.PRECEDENCE
+    )
+    for e in CATEGORIES.values():
+        ranks = [cls.PRECEDENCE.index(a) for a in e.analyzers]
+        assert ranks == sorted(ranks), e.category

@@ -52,12 +52,7 @@ CASES: list[Callable[[], dict[str, Any]]] = []
 #: first batch of issue 19's incident cases (incident_cases.py, README.md "Pending (issue 19)": the OOM ceiling of a
 #: sidecar or init container, a preemption after a failure, a first failing replica only the Run:ai pods list shows)
 #: are fixed too. The ones below are from the second batch (incident_cases_2.py).
-PENDING: set[str] = {
-    # issue 19 §3, second batch (incident_cases_2.py); README.md "Pending (issue 19, second batch)"
-    "busybox-init-exited-1-runinitcontainererror-pvc-permissions",
-    "pytorchjob-worker-init-pytorch-alpine-ecr-name-unknown",
-    "tfjob-master-evicted-three-times-running-now-ask-past-run",
-}
+PENDING: set[str] = set()
 
 
 def case(fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:

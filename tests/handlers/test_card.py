@@ -15,6 +15,7 @@ from diagnosis.report import (
     Report,
     recurrence_phrase,
 )
+from diagnosis.runai.categories import CATEGORIES, VerdictFacts
 from diagnosis.runai.reporting import ReportBuilder
 from diagnosis.wording import card_time, card_value, dedupe, focus_log, header_text, key_facts
 from handlers.blocks import render_report
@@ -98,11 +99,9 @@ def _builder(template: str | None = None) -> ReportBuilder:
 def test_image_pull_action_fits_the_cause_and_names_the_image() -> None:
     from diagnosis.runai.signals import Kind, Signal
 
-    b = _builder()
-
     def action(msg: str) -> str:
         sig = Signal(kind=Kind.IMAGE_PULL, text=f'Failed to pull image "nvcr.io/x/y:1": {msg}', source="events")
-        return b._fitting_action(Category.IMAGE_PULL_FAILED, "default", [sig], [], None, None)
+        return CATEGORIES[Category.IMAGE_PULL_FAILED].action(VerdictFacts(primary=[sig]))
 
     assert "repository name and tag" in action("manifest unknown") and "`nvcr.io/x/y:1`" in action("not found")
     assert "pull secret" in action("401 Unauthorized") and "pull secret" in action("denied: requested access")
@@ -110,7 +109,7 @@ def test_image_pull_action_fits_the_cause_and_names_the_image() -> None:
 
 
 def test_no_log_seen_gives_the_commands_that_would_show_it() -> None:
-    text = _builder()._fitting_action(Category.CRASH_APP_ERROR, "Fix the error shown", [], [], "p-0", "ns")
+    text = CATEGORIES[Category.CRASH_APP_ERROR].action(VerdictFacts(primary=[], pod="p-0", namespace="ns"))
     assert "kubectl logs p-0 -n ns --previous" in text and "shown in the" not in text
 
 

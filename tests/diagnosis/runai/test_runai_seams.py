@@ -22,12 +22,12 @@ from diagnosis.runai.client import ApiError, Calls, NoSpecEndpoint, NotFoundErro
 from diagnosis.runai.models import Workload
 from diagnosis.runai.reporting import (
     ReportBuilder,
-    asks_stuck,
     pending_facts,
     pending_for,
     pending_reasons,
     pending_step,
 )
+from diagnosis.runai.routing import asks_stuck
 from diagnosis.runai.signals import Kind, Signal, node_signals, pod_object_signals
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)

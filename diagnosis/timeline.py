@@ -1,0 +1,125 @@
+"""The incident timeline: what ended when, over every pod (or task) of one run, and which failure came first.
+
+A diagnosis of a workload with several pods (a PyTorchJob's master and workers, an MPIJob's launcher and
+ranks, a gang of replicas) or of a workflow with several tasks must not reason about one pod at a time: when
+one replica dies, its peers die after it (a cleanup SIGTERM, an NCCL watchdog timeout, an eviction of the
+gang), and the last exit is the loudest, not the cause. FORMAT.md "Workloads with several pods": the first
+failure decides, every later termination is a consequence, reported as such.
+
+This module is that rule, once, for every system:
+
+- A backend turns what it read into :class:`Entry` values, one per termination or failure of a *subject*
+  (a pod, a task, a task's retry), each with its time, the container when known, what happened in a few words
+  (``"OOMKilled (exit 137)"``, ``"exit 1: NCCL watchdog timeout"``) and the source it was read from. It says
+  whether the failure is the subject's *own* (``own=False``: a consequence or a follower, such as an OSMO
+  ``FAILED_UPSTREAM`` task or a peer stopped by the operator's cleanup) and may rank equals (``rank``: lower
+  first, e.g. a task that reported an exit code before one that did not).
+- :class:`Timeline` orders the entries by time (entries without a time last, in the order given), and answers
+  :meth:`Timeline.first` (the one "which failed first" rule), :meth:`Timeline.failing` (subjects in the order
+  they failed), :meth:`Timeline.ended` and :meth:`Timeline.consequences`.
+- :meth:`Timeline.compact` and :meth:`Timeline.lines` phrase it for the card, the text and the JSON
+  (``"12:03:41 worker-3 OOMKilled (exit 137) -> 12:03:52 master exit 1"``).
+
+Pure: no I/O, no system names. Times are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+#: How many entries the compact form shows (the thread and ``report`` show them all).
+COMPACT = 3
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One termination or failure of ``subject`` (a pod, a task) at ``at`` (UTC; None when not known).
+
+    ``what``: a few words, verbatim reasons where there are some (``"OOMKilled (exit 137)"``); ``source``: the
+    call it was read from; ``container``: the container, when known; ``own``: the failure is the subject's own
+    (False: a consequence of an earlier failure, or a follower such as an upstream-failed task); ``rank``: among
+    own failures, lower comes first before time decides (0 for all when nothing ranks them)."""
+
+    subject: str
+    at: datetime | None
+    what: str
+    source: str = ""
+    container: str | None = None
+    own: bool = True
+    rank: int = 0
+
+    def text(self) -> str:
+        """``"12:03:41 worker-3 OOMKilled (exit 137)"`` (``"?"`` for an unknown time)."""
+        when = f"{self.at:%H:%M:%S}" if self.at is not None else "?"
+        who = self.subject + (f" ({self.container})" if self.container else "")
+        return f"{when} {who} {self.what}".strip()
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The entries of one run ordered by time. Build it with :meth:`of`."""
+
+    entries: tuple[Entry, ...] = ()
+
+    @classmethod
+    def of(cls, entries: Iterable[Entry]) -> Timeline:
+        """Order ``entries`` by time; entries without a time go last, keeping the order they were given in."""
+        given = list(entries)
+        order = sorted(range(len(given)), key=lambda i: (given[i].at is None, _stamp(given[i].at), i))
+        return cls(tuple(given[i] for i in order))
+
+    def ended(self) -> dict[str, datetime]:
+        """When each subject first failed (subjects with no known time are left out)."""
+        out: dict[str, datetime] = {}
+        for e in self.entries:
+            if e.at is not None and e.subject not in out:
+                out[e.subject] = e.at
+        return out
+
+    def failing(self) -> list[str]:
+        """Every subject with an entry, in the order it first failed (unknown times last)."""
+        return list(dict.fromkeys(e.subject for e in self.entries))
+
+    def first(self) -> Entry | None:
+        """The failure that came first among the subjects' own failures: the lowest ``rank``, then the earliest
+        time, then the order given. None when no entry is a failure of its own (every visible failure is a
+        consequence: the cause is in something that cannot be seen)."""
+        own = [(i, e) for i, e in enumerate(self.entries) if e.own]
+        if not own:
+            return None
+        return min(own, key=lambda pair: (pair[1].rank, pair[1].at is None, _stamp(pair[1].at), pair[0]))[1]
+
+    def consequences(self) -> list[Entry]:
+        """The failures of other subjects that followed the first (and every failure not of its own)."""
+        first = self.first()
+        return [e for e in self.entries if e is not first and (first is None or e.subject != first.subject)]
+
+    def lines(self) -> list[str]:
+        """Every entry, one line each, the first failure marked: ``"12:03:41 worker-3 OOMKilled (exit 137)
+        (first failure)"``."""
+        first = self.first()
+        return [e.text() + (" (first failure)" if e is first else "") for e in self.entries]
+
+    def compact(self, limit: int = COMPACT) -> str:
+        """The first failure and what followed, on one line: ``"12:03:41 worker-3 OOMKilled (exit 137) ->
+        12:03:52 master exit 1"``, with ``"(+2 more)"`` past ``limit`` entries. Empty with fewer than two
+        subjects (one pod's story needs no timeline)."""
+        if len(self.failing()) < 2:
+            return ""
+        first = self.first()
+        start = self.entries.index(first) if first is not None else 0
+        return compact_line([e.text() for e in self.entries], start, limit)
+
+
+def compact_line(texts: Sequence[str], start: int = 0, limit: int = COMPACT) -> str:
+    """Entries' texts from ``start`` (the first failure) joined by ``" -> "``, at most ``limit`` of them, with
+    ``"(+2 more)"`` for the rest (the report's timeline is phrased by this too)."""
+    shown = list(texts[start : start + limit])
+    rest = len(texts) - start - len(shown)
+    return " -> ".join(shown) + (f" (+{rest} more)" if rest > 0 else "")
+
+
+def _stamp(at: datetime | None) -> float:
+    return at.timestamp() if at is not None else 0.0

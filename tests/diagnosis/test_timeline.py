@@ -1,0 +1,90 @@
+"""The incident timeline (issue 19 §1): one first-failure rule for every system, phrased once."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from diagnosis.osmo.classify import root_failed_task, task_timeline
+from diagnosis.osmo.models import Workflow
+from diagnosis.runai import classify as cls
+from diagnosis.runai.signals import Kind, Signal
+from diagnosis.timeline import Entry, Timeline, compact_line
+
+T0 = datetime(2026, 12, 1, 12, 3, 41, tzinfo=UTC)
+
+
+def at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(T0.timestamp() + seconds, UTC)
+
+
+def test_the_first_own_failure_decides_whatever_order_the_entries_come_in() -> None:
+    master = Entry("master", at(11), "exit 1")
+    worker = Entry("worker-3", at(0), "OOMKilled (exit 137)")
+    timeline = Timeline.of([master, worker])
+    assert timeline.first() is worker
+    assert [e.subject for e in timeline.consequences()] == ["master"]
+    assert timeline.failing() == ["worker-3", "master"]
+    assert timeline.compact().split(" -> ")[0].endswith("worker-3 OOMKilled (exit 137)")
+
+
+def test_a_consequence_never_decides_and_none_own_means_the_cause_is_unseen() -> None:
+    stopped = Entry("worker-0", at(0), "SIGTERM (exit 143)", own=False)
+    late = Entry("launcher", at(30), "exit 1")
+    assert Timeline.of([stopped, late]).first() is late
+    assert Timeline.of([stopped]).first() is None
+
+
+def test_rank_comes_before_time_and_unknown_times_come_last() -> None:
+    ranked = Entry("a", at(50), "FAILED (exit 1)", rank=0)
+    early = Entry("b", at(0), "FAILED", rank=1)
+    timeless = Entry("c", None, "FAILED")
+    timeline = Timeline.of([timeless, early, ranked])
+    assert timeline.first() is ranked
+    assert timeline.entries[-1] is timeless
+    assert timeline.lines()[-1].startswith("? c FAILED")
+
+
+def test_one_subject_is_not_a_timeline_and_a_long_one_is_cut() -> None:
+    one = Timeline.of([Entry("p", at(0), "OOMKilled"), Entry("p", at(5), "exit 137")])
+    assert one.compact() == ""
+    texts = [f"t{i}" for i in range(6)]
+    assert compact_line(texts, 1, 3) == "t1 -> t2 -> t3 (+2 more)"
+
+
+def sig(kind: Kind, pod: str, seconds: int, **kw: object) -> Signal:
+    return Signal(kind, text=f"{kind.value} {pod}", source="events", at=at(seconds), pod=pod, **kw)  # type: ignore[arg-type]
+
+
+def test_runai_pod_order_reads_the_timeline() -> None:
+    """A worker OOMKilled first; the master's NCCL timeout 11 s later is a consequence (FORMAT.md)."""
+    signals = [
+        sig(Kind.COLLECTIVE_TIMEOUT, "job-master-0", 11, exit_code=1),
+        sig(Kind.OOM_KILLED, "job-worker-3", 0, reason="OOMKilled", exit_code=137, container="pytorch"),
+    ]
+    order = cls.order_pods(signals, {})
+    assert order.first == "job-worker-3" and order.consequences == ("job-master-0",)
+    first = order.timeline.first()
+    assert first is not None and first.subject == "job-worker-3"
+    assert first.what == "OOMKilled (exit 137)" and first.container == "pytorch"
+    assert [e.own for e in order.timeline.entries] == [True, False]
+
+
+def _workflow(tasks: list[dict[str, object]]) -> Workflow:
+    return Workflow.model_validate(
+        {"name": "w-1", "status": "FAILED", "groups": [{"name": "g", "status": "FAILED", "tasks": tasks}]}
+    )
+
+
+def test_osmo_reads_the_same_rule_followers_never_first() -> None:
+    wf = _workflow(
+        [
+            {"name": "rank-1", "status": "FAILED_UPSTREAM", "end_time": "2026-12-01T12:00:00"},
+            {"name": "rank-0", "status": "FAILED", "exit_code": 1, "end_time": "2026-12-01T12:05:00"},
+        ]
+    )
+    root = root_failed_task(wf)
+    assert root is not None and root.name == "rank-0"
+    timeline = task_timeline(wf)
+    first = timeline.first()
+    assert first is not None and first.subject == "rank-0" and first.at is not None and first.at.tzinfo is not None
+    assert [e.subject for e in timeline.entries] == ["rank-1", "rank-0"]
