@@ -133,7 +133,8 @@ def unseen_first(
 def occurrences(d: Diagnosis, tier1: Tier1, finding: cls.Finding, end: datetime | None) -> list[datetime]:
     """Spec Step 3: the failures of the finding's category in the lookback (history and events; FORMAT.md "one
     failure occurrence"), the diagnosed one included."""
-    occ = rec.occurrences(tier1.history.value or [], tier1.all_events, d.cutoff)
+    created = {p.name: p.created_at for p in tier1.pods.value or [] if p.created_at is not None}
+    occ = rec.occurrences(tier1.history.value or [], tier1.all_events, d.cutoff, created)
     # A failure still in progress (crash loop, pull back-off) dates from its latest direct signal.
     diagnosed_at = end or max((s.at for s in finding.signals if s.at), default=d.now)
     return [t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= d.cutoff or t == diagnosed_at]

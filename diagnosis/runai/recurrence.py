@@ -9,7 +9,7 @@ being diagnosed counts (FORMAT.md "Evidence").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -60,8 +60,20 @@ def _is_termination_event(event: Event) -> bool:
     return "failed:" in event.message and ("terminated with reason" in event.message or "exited with" in event.message)
 
 
-def occurrences(history: Sequence[HistoryRecord], events: Sequence[Event], cutoff: datetime) -> list[Occurrence]:
-    """Distinct terminations at or after ``cutoff`` (UTC), oldest first. Inputs may be in any order."""
+def occurrences(
+    history: Sequence[HistoryRecord],
+    events: Sequence[Event],
+    cutoff: datetime,
+    pod_created: Mapping[str, datetime] | None = None,
+) -> list[Occurrence]:
+    """Distinct terminations at or after ``cutoff`` (UTC), oldest first. Inputs may be in any order.
+
+    ``pod_created`` (when each pod was created, UTC) tells one incident from a new attempt: the terminations of
+    pods that ran side by side within :data:`SAME_TERMINATION` of each other (a replica's failure and its peers'
+    consequences) are one occurrence; a pod created after an earlier one ended is a new attempt, another one
+    (FORMAT.md "Evidence"). Without it, each pod's termination is its own occurrence unless a phase update
+    describes them."""
+    created = pod_created or {}
     phase_updates: list[tuple[datetime, str, str]] = []
     for rec in history:
         pu = rec.spec.phase_update
@@ -100,10 +112,27 @@ def occurrences(history: Sequence[HistoryRecord], events: Sequence[Event], cutof
                 None,
             )
         if owner is None:
+            owner = next(
+                (
+                    o
+                    for o in result
+                    if not o.phase_update and abs(o.at - ev.created_at) <= SAME_TERMINATION and _peers(o, pod, created)
+                ),
+                None,
+            )
+        if owner is None:
             owner = Occurrence(at=ev.created_at, pod=pod)
             result.append(owner)
         owner.signals += signals
     return sorted(result, key=lambda o: o.at)
+
+
+def _peers(occ: Occurrence, pod: str | None, created: Mapping[str, datetime]) -> bool:
+    """Whether ``pod`` ran beside the pod of ``occ`` (both created before the other's termination): one incident."""
+    if pod is None or occ.pod is None or pod == occ.pod:
+        return False
+    mine, theirs = created.get(pod), created.get(occ.pod)
+    return mine is not None and theirs is not None and mine <= occ.at and theirs <= occ.at
 
 
 def same_category(found: Sequence[Occurrence], category: Category, diagnosed_at: datetime | None) -> list[datetime]:

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from diagnosis.osmo.classify import root_failed_task, task_timeline
 from diagnosis.osmo.models import Workflow
 from diagnosis.runai import classify as cls
+from diagnosis.runai import recurrence as rec
+from diagnosis.runai.models import Event
 from diagnosis.runai.signals import Kind, Signal
 from diagnosis.timeline import Entry, Timeline, compact_line
 
@@ -88,3 +90,25 @@ def test_osmo_reads_the_same_rule_followers_never_first() -> None:
     first = timeline.first()
     assert first is not None and first.subject == "rank-0" and first.at is not None and first.at.tzinfo is not None
     assert [e.subject for e in timeline.entries] == ["rank-1", "rank-0"]
+
+
+def _evicted(pod: str, seconds: int) -> Event:
+    return Event.model_validate(
+        {
+            "createdAt": at(seconds).isoformat(),
+            "reason": "Evicted",
+            "message": "The node was low on resource: memory.",
+            "involvedObject": {"kind": "Pod", "name": pod},
+        }
+    )
+
+
+def test_peers_ending_together_are_one_occurrence_and_a_new_attempt_is_another() -> None:
+    """FORMAT.md "Evidence": the terminations of several pods in one incident are one occurrence; a new attempt
+    after a failure (a new pod) is another."""
+    events = [_evicted("job-worker-0", 0), _evicted("job-worker-1", 20), _evicted("job-worker-0-b", 600)]
+    created = {"job-worker-0": at(-3600), "job-worker-1": at(-3600), "job-worker-0-b": at(30)}
+    found = rec.occurrences([], events, at(-7200), created)
+    assert [(o.pod, len(o.signals) > 0) for o in found] == [("job-worker-0", True), ("job-worker-0-b", True)]
+    # without the pods' creation times, each pod's termination stays its own occurrence
+    assert len(rec.occurrences([], events, at(-7200))) == 3
