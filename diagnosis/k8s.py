@@ -27,7 +27,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -418,6 +418,9 @@ class Tier2Evidence:
     node: dict[str, Any] | None = None
     node_events: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Fetched[Any]] = field(default_factory=list)
+    #: the pod objects of the inspected pod's failing peers, by name (their terminal container states: when each
+    #: ended and how, for the incident timeline), read beside it
+    peers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def failed(self, call: Call, exc: BaseException) -> None:
         """Record that ``call`` failed with ``exc`` (the gap "what" is the call's label)."""
@@ -583,8 +586,10 @@ class Tier2Source:
         pod_name: str,
         containers: list[str],
         node_name: str | None,
+        peers: Sequence[str] = (),
     ) -> Tier2Evidence:
-        """Pod, its events, current and previous logs of ``containers``, and ``node_name`` (if given), in parallel.
+        """Pod, its events, current and previous logs of ``containers``, ``node_name`` (if given) and the pod
+        objects of ``peers`` (other pods of the same workload in ``namespace``), in parallel.
 
         Logs of containers discovered only in the pod (init containers) are fetched in a second round.
         """
@@ -621,7 +626,11 @@ class Tier2Source:
         if node_name:
             tasks.append(guarded(self.read_node(node_name)))
             tasks.append(guarded(self.node_events(node_name)))
-        results = await asyncio.gather(*tasks)
+        peer_pods = [guarded(self.read_pod(namespace, peer)) for peer in peers]
+        results = await asyncio.gather(*tasks, *peer_pods)
+        for peer, got in zip(peers, results[len(tasks) :], strict=True):
+            if isinstance(got, dict):
+                out.peers[peer] = got
         out.pod, events = results[0], results[1]
         out.events = events or []
         if node_name:

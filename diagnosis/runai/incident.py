@@ -151,17 +151,22 @@ def final_window(signals: Sequence[Signal], end: datetime | None) -> list[Signal
 
 
 def pod_ended(tier1: Tier1, tier2: Tier2Evidence | None) -> dict[str, datetime]:
-    """When each pod ended: its main containers' latest ``finishedAt`` (Tier 2), else ``completedAt``."""
+    """When each pod ended: its main containers' latest ``finishedAt`` (Tier 2: the inspected pod and its peers),
+    else ``completedAt``, else its deletion."""
     out: dict[str, datetime] = {}
     for pod in tier1.pods.value or []:
         if pod.completed_at is not None:
             out[pod.name] = pod.completed_at
         elif pod.deleted_at is not None:
             out[pod.name] = pod.deleted_at  # deleted while it ran: it ended then
-    if tier2 is not None and tier2.pod is not None:
-        finished = kube.main_finished_at(tier2.pod)
-        if finished is not None:
-            out[tier2.pod_name] = finished
+    if tier2 is not None:
+        read = dict(tier2.peers)
+        if tier2.pod is not None:
+            read[tier2.pod_name] = tier2.pod
+        for name, obj in read.items():
+            finished = kube.main_finished_at(obj)
+            if finished is not None:
+                out[name] = finished
     return out
 
 

@@ -67,7 +67,15 @@ async def read_tier2(
         return None
     try:
         containers = [c.name for c in pod.containers] if pod else []
-        evidence = await asyncio.wait_for(source.collect(namespace, pod_name, containers, node), d.deadline.remaining())
+        peers = failing_peers(order, pod_name)
+        evidence = await asyncio.wait_for(
+            source.collect(namespace, pod_name, containers, node, peers), d.deadline.remaining()
+        )
+        evidence.peers = {
+            name: obj
+            for name, obj in evidence.peers.items()
+            if pod_mismatch(obj, namespace, name, created_of(tier1, name)) is None  # another pod of that name: not it
+        }
         # Only the pod Run:ai reported: a pod of the same name created at another time (or answered from
         # elsewhere) is another pod, and none of what was read for that name is its evidence.
         mismatch = (
@@ -103,6 +111,23 @@ async def read_tier2(
         return None
 
 
+#: How many failing peers of the inspected pod Tier 2 reads (their pod objects, in the same round trip).
+MAX_PEERS = 8
+
+
+def failing_peers(order: cls.PodOrder | None, inspected: str) -> list[str]:
+    """The other failing pods of the incident, the earliest failure first, at most :data:`MAX_PEERS`: their
+    terminal container states say when and how each ended (issue 19: Tier 2 follows the timeline)."""
+    if order is None or not order.several:
+        return []
+    return [p for p in order.failing if p != inspected][:MAX_PEERS]
+
+
+def created_of(tier1: Tier1, name: str) -> datetime | None:
+    """When the Run:ai pods list says pod ``name`` was created (None when it does not list it)."""
+    return next((p.created_at for p in tier1.pods.value or [] if p.name == name), None)
+
+
 def tier2_signals(t2: Tier2Evidence, window: tuple[datetime | None, datetime | None]) -> list[Signal]:
     """Signals of what Tier 2 read: the pod object, its events, its logs, the node and the node's events of
     this run (``window``: its start and end; a node event outside it is another story). Each cites its
@@ -111,6 +136,8 @@ def tier2_signals(t2: Tier2Evidence, window: tuple[datetime | None, datetime | N
     out: list[Signal] = []
     if t2.pod is not None:
         out += pod_object_signals(t2.pod, source=KubeCalls.pod(ns, pod).source)
+    for peer, obj in t2.peers.items():
+        out += pod_object_signals(obj, source=KubeCalls.pod(ns, peer).source)
     ev_src = KubeCalls.pod_events(ns, pod).source
     for ev in kube.events(t2.events):
         out += text_signals(ev.reason, ev.message, source=ev_src, at=ev.at, pod=pod)

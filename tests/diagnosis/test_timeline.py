@@ -112,3 +112,29 @@ def test_peers_ending_together_are_one_occurrence_and_a_new_attempt_is_another()
     assert [(o.pod, len(o.signals) > 0) for o in found] == [("job-worker-0", True), ("job-worker-0-b", True)]
     # without the pods' creation times, each pod's termination stays its own occurrence
     assert len(rec.occurrences([], events, at(-7200))) == 3
+
+
+def test_tier2_orders_the_peers_by_their_own_container_states() -> None:
+    """Tier 2 follows the timeline (issue 19): the failing peers are read beside the inspected pod, earliest
+    first and at most 8, and their containers' finishedAt is when each ended."""
+    from diagnosis.fetched import Call, Fetched
+    from diagnosis.k8s import Tier2Evidence
+    from diagnosis.runai import incident
+    from diagnosis.runai.tier1 import Tier1
+    from diagnosis.runai.tier2 import MAX_PEERS, failing_peers
+
+    order = cls.PodOrder(first="w-3", failing=tuple(f"w-{i}" for i in range(12)))
+    assert failing_peers(order, "w-3") == [f"w-{i}" for i in range(12) if i != 3][:MAX_PEERS]
+    assert failing_peers(cls.PodOrder(first="w-0", failing=("w-0",)), "w-0") == []
+
+    def pod(name: str, finished: datetime) -> dict[str, object]:
+        state = {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": finished.isoformat()}}
+        return {
+            "metadata": {"name": name, "namespace": "ns"},
+            "status": {"containerStatuses": [{"name": "main", "state": state}]},
+        }
+
+    none = Fetched(Call("x", "/x"), value=None)
+    tier1 = Tier1(None, Fetched(Call("pods", "/p"), value=[]), none, none, none, none, none, none)  # type: ignore[arg-type]
+    t2 = Tier2Evidence("ns", "w-3", pod=pod("w-3", at(5)), peers={"w-7": pod("w-7", at(2))})
+    assert incident.pod_ended(tier1, t2) == {"w-3": at(5), "w-7": at(2)}
