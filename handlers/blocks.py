@@ -477,16 +477,17 @@ def render_report(report: Report, *, thread_ts: str | None = None, footer: str |
     if facts:
         fields = [mrkdwn(f"*{escape(k)}*\n{prose(clip(v, 120))}", MAX_FIELD) for k, v in facts]
         parts.append((SectionBlock(fields=fields).to_dict(), False))
-    timeline = timeline_compact(report)
-    if timeline:
-        # several pods or tasks: what failed first and what followed, one line (the whole of it: Evidence)
-        parts.append((_section(clip("*Timeline:* " + prose(timeline), 400)), True))
     why = why_facts(report)
     failed = report.outcome in (Outcome.DIAGNOSED, Outcome.FAILED)
     why_title = "*Why we think so*\n" if failed else "*Key evidence*\n"
     why_at = len(parts)
     if why:
         parts.append((_section(why_title + "\n".join(_fact_line(f) for f in why)), True))
+    timeline = timeline_compact(report)
+    if timeline:
+        # several pods or tasks: what failed first and what followed, one line (the whole of it: Evidence); after
+        # the "why", so the budget drops it first
+        parts.append((_section(clip("*Timeline:* " + prose(timeline), 400)), True))
     if report.next_action:
         parts.append(
             (_section(clip("*Next action (recommended, not performed):* " + prose(report.next_action), 700)), False)

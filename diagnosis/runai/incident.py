@@ -8,6 +8,7 @@ the pods in the incident timeline, :mod:`diagnosis.timeline`). Times are UTC. No
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -170,25 +171,39 @@ def pod_ended(tier1: Tier1, tier2: Tier2Evidence | None) -> dict[str, datetime]:
     return out
 
 
-def current(workload: Workload, tier1: Tier1, signals: Sequence[Signal]) -> list[Signal]:
-    """The signals that may confirm a symptom *now* (FORMAT.md: a Running workload is diagnosed for a crash loop
-    now): for a Running workload, none of a pod that ended and was replaced by a later attempt that runs now (an
-    evicted or failed earlier pod of the same replica, created again after it ended); for other phases, all."""
+def replaced(workload: Workload, tier1: Tier1) -> set[str]:
+    """For a Running workload, the pods that ended and were created again under a new random suffix by their
+    controller after they ended (an evicted or failed earlier attempt of the same replica), when that new pod runs
+    now; empty for other phases. A replica named by its index alone (``job-worker-0``) is never taken for another
+    (``job-worker-1``)."""
     if workload.phase != "Running":
-        return list(signals)
+        return set()
     pods = tier1.pods.value or []
     running = [p for p in pods if p.k8s_phase == "Running" and p.created_at is not None]
-    replaced = {
+    return {
         p.name
         for p in pods
         if p.completed_at is not None
         and p.k8s_phase not in {"Running", "Pending", None}
+        and _stem(p.name) is not None
         and any(_stem(q.name) == _stem(p.name) and q.created_at >= p.completed_at for q in running)  # type: ignore[operator]
     }
-    return [s for s in signals if s.pod is None or s.pod not in replaced]
 
 
-def _stem(pod: str) -> str:
-    """A pod's name without its last ``-suffix`` (``job-master-0-9st9r`` -> ``job-master-0``): the replica a
-    controller creates again under a new suffix."""
-    return pod.rsplit("-", 1)[0]
+def current(workload: Workload, tier1: Tier1, signals: Sequence[Signal]) -> list[Signal]:
+    """The signals of the pods of now (FORMAT.md: a Running workload is diagnosed for a crash loop now): none of a
+    pod :func:`replaced` by a later attempt; for other phases, all of them."""
+    gone = replaced(workload, tier1)
+    return [s for s in signals if s.pod is None or s.pod not in gone]
+
+
+#: The random suffix a controller gives each pod it creates: five lowercase letters and digits, at least one a
+#: letter (Kubernetes' own alphabet is narrower; other controllers' is not), never a replica's index alone.
+_RANDOM_SUFFIX = re.compile(r"-(?=[a-z0-9]{5}$)(?=[0-9]*[a-z])")
+
+
+def _stem(pod: str) -> str | None:
+    """A pod's name without its random suffix (``job-master-0-9st9r`` -> ``job-master-0``): the replica its
+    controller creates again under a new suffix. None when the name has no such suffix (``job-worker-1``)."""
+    m = _RANDOM_SUFFIX.search(pod)
+    return pod[: m.start()] if m else None

@@ -55,7 +55,10 @@ class Routed:
 
 async def route(d: Diagnosis, workload: Workload, tier1: Tier1) -> Routed:
     """Spec Steps 1.4-1.5 for ``workload``: the route out, or a :class:`Routed` without an outcome (diagnose)."""
-    signals = incident.run_signals(workload, tier1, d.now, d.client.spec_call_for(workload))
+    # a Running workload's earlier attempts (evicted, created again) are history: only the pods of now count
+    signals = incident.current(
+        workload, tier1, incident.run_signals(workload, tier1, d.now, d.client.spec_call_for(workload))
+    )
     end = incident.termination_time(workload)
     routed = Routed(signals, end, incident.final_window(signals, end))
     # Step 1.4: a recent preemption routes out (before the phase rule; Stopped needs it excluded).
@@ -72,7 +75,7 @@ async def route(d: Diagnosis, workload: Workload, tier1: Tier1) -> Routed:
     if phase == "Suspended":
         routed.outcome = Outcome.OUT_OF_SCOPE
         return routed
-    if phase in TERMINAL_PHASES or symptom_confirmed(phase, incident.current(workload, tier1, signals)):
+    if phase in TERMINAL_PHASES or symptom_confirmed(phase, signals):
         return routed
     # Tier 1 shows no failed-pod signal. Before routing away, let Tier 2's pod status confirm or rule out the
     # symptom when Tier 1 is thin (events unread, a scheduled pod that is not running) or the person asked

@@ -46,7 +46,7 @@ async def read_tier2(
     events and logs (previous ones included), and its node with the node's events when a node fault is in
     sight, read once, concurrently, within the deadline. Sets ``d.t2_signals`` and ``d.t2_window``. None, with
     a gap on ``d.gaps``, when nothing could be read or what was read belongs to another pod."""
-    pod_name, pod = diagnosed_pod(tier1, finding, signals, order, d.now)
+    pod_name, pod = diagnosed_pod(tier1, finding, signals, order, d.now, incident.replaced(workload, tier1))
     namespace = namespace_of(workload, tier1)
     b_gap = d.gaps
     if pod_name is None or namespace is None:
@@ -94,10 +94,11 @@ async def read_tier2(
         # Logs are untrusted: credentials masked and instruction-like lines withheld once, before any line is
         # classified, picked or cut (issue 8 §3).
         evidence.logs = {key: sanitize(text) for key, text in evidence.logs.items()}
-        signals = tier2_signals(evidence, d.t2_window)
         # Node events are evidence only for this run: a GPU fault reported on the node before the run started,
-        # or after the failure, is another story (FORMAT.md "GPU hardware faults").
+        # or after the failure, is another story (FORMAT.md "GPU hardware faults"); also when the node was read
+        # with the pod (a node failure already in sight).
         d.t2_window = (incident.run_start(workload, tier1, d.now), incident.termination_time(workload))
+        signals = tier2_signals(evidence, d.t2_window)
         if evidence.pod is not None and node is None:
             pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
             gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
@@ -167,6 +168,7 @@ def diagnosed_pod(
     signals: Sequence[Signal],
     order: cls.PodOrder | None,
     now: datetime,
+    replaced: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[str | None, Pod | None]:
     """The pod to inspect: the first failing pod of several, else the one the finding names, else the newest
     failed pod, else one events name."""
@@ -180,6 +182,7 @@ def diagnosed_pod(
         for s in reversed(finding.signals):
             if s.pod:
                 return s.pod, by_name.get(s.pod)
+    pods = [p for p in pods if p.name not in replaced]  # an earlier attempt created again is not the pod of now
     failed = [p for p in pods if p.k8s_phase not in {"Succeeded", "Running", None}]
     pool = failed or pods
     if pool:

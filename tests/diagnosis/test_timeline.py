@@ -138,3 +138,29 @@ def test_tier2_orders_the_peers_by_their_own_container_states() -> None:
     tier1 = Tier1(None, Fetched(Call("pods", "/p"), value=[]), none, none, none, none, none, none)  # type: ignore[arg-type]
     t2 = Tier2Evidence("ns", "w-3", pod=pod("w-3", at(5)), peers={"w-7": pod("w-7", at(2))})
     assert incident.pod_ended(tier1, t2) == {"w-3": at(5), "w-7": at(2)}
+
+
+def test_a_running_workloads_replaced_attempts_are_history_but_index_named_replicas_are_not() -> None:
+    """FORMAT.md "Questions": a Running workload is diagnosed for a crash loop *now*. An evicted pod created again
+    under a new suffix is history; a failed ``job-worker-0`` is not replaced by ``job-worker-1``."""
+    from diagnosis.fetched import Call, Fetched
+    from diagnosis.runai import incident
+    from diagnosis.runai.models import Pod, Workload
+    from diagnosis.runai.tier1 import Tier1
+
+    def tier1(pods: list[dict[str, object]]) -> tuple[Workload, Tier1]:
+        wl = Workload.model_validate({"id": "w", "name": "job", "phase": "Running"})
+        none = Fetched(Call("x", "/x"), value=None)
+        listed = Fetched(Call("pods", "/p"), value=[Pod.model_validate(p) for p in pods])
+        return wl, Tier1(wl, listed, none, none, none, none, none, none)  # type: ignore[arg-type]
+
+    def pod(name: str, phase: str, created: int, completed: int | None = None) -> dict[str, object]:
+        out: dict[str, object] = {"name": name, "k8sPhase": phase, "createdAt": at(created).isoformat()}
+        if completed is not None:
+            out["completedAt"] = at(completed).isoformat()
+        return out
+
+    wl, t1 = tier1([pod("job-master-0-9st9r", "Evicted", 0, 100), pod("job-master-0-p5n1c", "Running", 130)])
+    assert incident.replaced(wl, t1) == {"job-master-0-9st9r"}
+    wl, t1 = tier1([pod("job-worker-0", "Failed", 0, 100), pod("job-worker-1", "Running", 130)])
+    assert incident.replaced(wl, t1) == set()

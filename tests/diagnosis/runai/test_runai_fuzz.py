@@ -11,6 +11,7 @@ the fuzz found, each pinned on its own.
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,7 +57,8 @@ def _client(routes: dict[str, Any], seen: list[httpx.Request] | None = None) -> 
             return httpx.Response(404, json={"message": "not found"})
         return answer if isinstance(answer, httpx.Response) else httpx.Response(200, json=answer)
 
-    config = RunaiConfig("https://runai.test", f"svc-{id(routes)}", "s", console_url="https://runai.test")
+    # a client id of its own: the token cache is keyed by it, and id(routes) is reused once a test's dict is freed
+    config = RunaiConfig("https://runai.test", f"svc-{uuid.uuid4().hex}", "s", console_url="https://runai.test")
     return RunaiClient(config, inner=httpx.MockTransport(handler), retry=RetryPolicy(sleep=_no_wait))
 
 
