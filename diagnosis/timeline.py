@@ -16,8 +16,8 @@ This module is that rule, once, for every system:
   first, e.g. a task that reported an exit code before one that did not).
 - :class:`Timeline` orders the entries by time (entries without a time last, in the order given), and answers
   :meth:`Timeline.first` (the one "which failed first" rule), :meth:`Timeline.failing` (subjects in the order
-  they failed), :meth:`Timeline.ended` and :meth:`Timeline.consequences`.
-- :meth:`Timeline.compact` and :meth:`Timeline.lines` phrase it for the card, the text and the JSON
+  they failed) and :meth:`Timeline.consequences`.
+- :func:`compact` and :func:`lines` phrase it for the card, the text and the JSON
   (``"12:03:41 worker-3 OOMKilled (exit 137) -> 12:03:52 master exit 1"``).
 
 Pure: no I/O, no system names. Times are timezone-aware UTC datetimes.
@@ -70,14 +70,6 @@ class Timeline:
         order = sorted(range(len(given)), key=lambda i: (given[i].at is None, _stamp(given[i].at), i))
         return cls(tuple(given[i] for i in order))
 
-    def ended(self) -> dict[str, datetime]:
-        """When each subject first failed (subjects with no known time are left out)."""
-        out: dict[str, datetime] = {}
-        for e in self.entries:
-            if e.at is not None and e.subject not in out:
-                out[e.subject] = e.at
-        return out
-
     def failing(self) -> list[str]:
         """Every subject with an entry, in the order it first failed (unknown times last)."""
         return list(dict.fromkeys(e.subject for e in self.entries))
@@ -97,27 +89,29 @@ class Timeline:
         return [e for e in self.entries if e is not first and (first is None or e.subject != first.subject)]
 
     def lines(self) -> list[str]:
-        """Every entry, one line each, the first failure marked: ``"12:03:41 worker-3 OOMKilled (exit 137)
-        (first failure)"``."""
-        first = self.first()
-        return [e.text() + (" (first failure)" if e is first else "") for e in self.entries]
+        """Every entry, one line each, the first failure marked (:func:`lines`)."""
+        return lines(self.entries, self.first())
 
     def compact(self, limit: int = COMPACT) -> str:
-        """The first failure and what followed, on one line: ``"12:03:41 worker-3 OOMKilled (exit 137) ->
-        12:03:52 master exit 1"``, with ``"(+2 more)"`` past ``limit`` entries. Empty with fewer than two
-        subjects (one pod's story needs no timeline)."""
-        if len(self.failing()) < 2:
-            return ""
-        first = self.first()
-        start = self.entries.index(first) if first is not None else 0
-        return compact_line([e.text() for e in self.entries], start, limit)
+        """The first failure and what followed, on one line (:func:`compact`)."""
+        return compact(self.entries, self.first(), limit)
 
 
-def compact_line(texts: Sequence[str], start: int = 0, limit: int = COMPACT) -> str:
-    """Entries' texts from ``start`` (the first failure) joined by ``" -> "``, at most ``limit`` of them, with
-    ``"(+2 more)"`` for the rest (the report's timeline is phrased by this too)."""
-    shown = list(texts[start : start + limit])
-    rest = len(texts) - start - len(shown)
+def lines(entries: Sequence[Entry], first: Entry | None) -> list[str]:
+    """Every entry, one line each, ``first`` marked: ``"12:03:41 worker-3 OOMKilled (exit 137) (first failure)"``.
+    The one phrasing of a timeline (the report's, rebuilt from its entries, too)."""
+    return [e.text() + (" (first failure)" if e is first else "") for e in entries]
+
+
+def compact(entries: Sequence[Entry], first: Entry | None, limit: int = COMPACT) -> str:
+    """``first`` and what followed, on one line: ``"12:03:41 worker-3 OOMKilled (exit 137) -> 12:03:52 master
+    exit 1"``, with ``"(+2 more)"`` past ``limit`` entries. Empty with fewer than two subjects (one pod's story
+    needs no timeline)."""
+    if len({e.subject for e in entries}) < 2:
+        return ""
+    start = entries.index(first) if first is not None else 0
+    shown = [e.text() for e in entries[start : start + limit]]
+    rest = len(entries) - start - len(shown)
     return " -> ".join(shown) + (f" (+{rest} more)" if rest > 0 else "")
 
 

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from diagnosis import timeline
 from diagnosis.backends import category_entry
 from diagnosis.report import Category, EvidenceItem, Outcome, Report, recurrence_phrase
-from diagnosis.timeline import Entry, compact_line
+from diagnosis.timeline import Entry
 
 MAX_FACTS = 4
 MAX_WHY = 3
@@ -169,24 +170,21 @@ def category_words(category: Category, system: str | None = None) -> tuple[str, 
     return (entry.emoji, entry.title) if entry is not None else ("❌", category.value)
 
 
-def timeline_texts(report: Report) -> tuple[list[str], int]:
-    """Each entry of the report's incident timeline as one line (``"12:03:41 worker-3 OOMKilled (exit 137)"``)
-    and the index of the first failure (0 when none is marked)."""
-    texts = [Entry(e.subject, e.at, e.what, e.source, e.container).text() for e in report.timeline]
-    first = next((i for i, e in enumerate(report.timeline) if e.first), 0)
-    return texts, first
+def _timeline(report: Report) -> tuple[list[Entry], Entry | None]:
+    """The report's incident timeline as :class:`~diagnosis.timeline.Entry` values, and the one marked first."""
+    entries = [Entry(e.subject, e.at, e.what, e.source, e.container) for e in report.timeline]
+    first = next((entry for entry, e in zip(entries, report.timeline, strict=True) if e.first), None)
+    return entries, first
 
 
 def timeline_compact(report: Report) -> str:
-    """The first failure and what followed on one line, for the card and the text (empty without a timeline)."""
-    texts, first = timeline_texts(report)
-    return compact_line(texts, first) if texts else ""
+    """The first failure and what followed on one line, for the card (empty without a timeline)."""
+    return timeline.compact(*_timeline(report))
 
 
 def timeline_lines(report: Report) -> list[str]:
     """The whole timeline, the first failure marked, for the thread and ``report``."""
-    texts, first = timeline_texts(report)
-    return [t + (" (first failure)" if i == first and report.timeline[i].first else "") for i, t in enumerate(texts)]
+    return timeline.lines(*_timeline(report))
 
 
 def outcome_words(outcome: Outcome) -> tuple[str, str]:

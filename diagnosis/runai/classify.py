@@ -260,15 +260,7 @@ def order_pods(signals: Sequence[Signal], pod_ended: Mapping[str, datetime]) -> 
         if s.pod in kinds_of and s.kind in POD_FAILURE_KINDS:
             own_signals.setdefault(s.pod, []).append(s)
     timeline = Timeline.of(
-        TimelineEntry(
-            pod,
-            ended[pod],
-            _ending_words(own_signals.get(pod, [])),
-            source=_ending_source(own_signals.get(pod, [])),
-            container=_ending_container(own_signals.get(pod, [])),
-            own=pod not in consequences,
-        )
-        for pod in failing
+        _ending(pod, ended[pod], own_signals.get(pod, []), own=pod not in consequences) for pod in failing
     )
     first = timeline.first()
     missing = None
@@ -305,31 +297,18 @@ _ENDING_ORDER: tuple[Kind, ...] = (
 )
 
 
-def _ending(signals: Sequence[Signal]) -> Signal | None:
+def _ending(pod: str, at: datetime | None, signals: Sequence[Signal], *, own: bool) -> TimelineEntry:
+    """A pod's ending as a timeline entry: its strongest failure signal in a few words (``"OOMKilled (exit
+    137)"``), that signal's source and container."""
     ranked = [s for s in signals if s.kind in _ENDING_ORDER]
-    return min(ranked, key=lambda s: _ENDING_ORDER.index(s.kind)) if ranked else None
-
-
-def _ending_words(signals: Sequence[Signal]) -> str:
-    """A pod's ending in a few words: ``"OOMKilled (exit 137)"``, ``"NCCL watchdog timeout"``."""
-    s = _ending(signals)
-    if s is None:
-        return "failed"
-    what = s.reason or _KIND_WORDS.get(s.kind, s.kind.value)
+    best = min(ranked, key=lambda s: _ENDING_ORDER.index(s.kind)) if ranked else None
+    if best is None:
+        return TimelineEntry(pod, at, "failed", own=own)
+    what = best.reason or _KIND_WORDS.get(best.kind, best.kind.value)
     codes = sorted({x.exit_code for x in signals if x.exit_code is not None})
     if codes and not any(str(c) in what for c in codes):
         what += f" (exit {', '.join(str(c) for c in codes)})"
-    return what
-
-
-def _ending_source(signals: Sequence[Signal]) -> str:
-    s = _ending(signals)
-    return s.source if s is not None else ""
-
-
-def _ending_container(signals: Sequence[Signal]) -> str | None:
-    s = _ending(signals)
-    return s.container if s is not None else None
+    return TimelineEntry(pod, at, what, source=best.source, container=best.container, own=own)
 
 
 def decisive_signals(signals: Sequence[Signal], order: PodOrder) -> list[Signal]:

@@ -10,7 +10,7 @@ from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
 from diagnosis.runai.models import Event
 from diagnosis.runai.signals import Kind, Signal
-from diagnosis.timeline import Entry, Timeline, compact_line
+from diagnosis.timeline import Entry, Timeline, compact
 
 T0 = datetime(2026, 12, 1, 12, 3, 41, tzinfo=UTC)
 
@@ -49,8 +49,8 @@ def test_rank_comes_before_time_and_unknown_times_come_last() -> None:
 def test_one_subject_is_not_a_timeline_and_a_long_one_is_cut() -> None:
     one = Timeline.of([Entry("p", at(0), "OOMKilled"), Entry("p", at(5), "exit 137")])
     assert one.compact() == ""
-    texts = [f"t{i}" for i in range(6)]
-    assert compact_line(texts, 1, 3) == "t1 -> t2 -> t3 (+2 more)"
+    many = [Entry(f"t{i}", None, "failed") for i in range(6)]
+    assert compact(many, many[1], 3) == "? t1 failed -> ? t2 failed -> ? t3 failed (+2 more)"
 
 
 def sig(kind: Kind, pod: str, seconds: int, **kw: object) -> Signal:
