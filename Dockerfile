@@ -20,4 +20,4 @@ COPY --from=build /opt/venv /opt/venv
 USER 10001:10001
 EXPOSE 8080 3000
 ENTRYPOINT ["workload-doctor"]
-CMD ["serve", "--socket", "--health-port", "8080"]
+CMD ["serve", "--socket", "--host", "0.0.0.0", "--health-port", "8080"]

@@ -216,6 +216,10 @@ def build_bot(
     policy = policy or Policy.load(settings.policy_file)
     if not policy.enabled:
         log.warning("no access policy (WD_POLICY_FILE): every user may diagnose every cluster and project")
+    elif policy.allows_nobody:
+        log.warning(
+            "the access policy (WD_POLICY_FILE) allows nobody: every request is refused until its 'access' names people"
+        )
     tracker = TaskTracker()
     app = AsyncApp(
         client=web_client(settings),
@@ -414,17 +418,18 @@ def http_app(bot: Bot, *, max_body_bytes: int | None = None, body_seconds: float
     )
 
 
-def run_http(bot: Bot, host: str = "0.0.0.0", port: int = 3000) -> None:
+def run_http(bot: Bot, host: str = "127.0.0.1", port: int = 3000) -> None:
     import uvicorn
 
     # uvicorn turns SIGTERM into a graceful shutdown; the lifespan then drains the tasks
     uvicorn.run(http_app(bot), host=host, port=port, log_level="info", access_log=False, timeout_graceful_shutdown=90)
 
 
-async def run_socket(bot: Bot, health_port: int | None = None) -> None:
+async def run_socket(bot: Bot, health_port: int | None = None, host: str = "127.0.0.1") -> None:
     """Socket Mode until SIGTERM/SIGINT, then close the socket and drain the tasks.
 
-    With ``health_port`` a small HTTP server answers ``/healthz`` (socket connected), ``/readyz`` and ``/metrics``."""
+    With ``health_port`` a small HTTP server on ``host`` answers ``/healthz`` (socket connected), ``/readyz`` and
+    ``/metrics``."""
     from aiohttp import web
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
@@ -453,7 +458,7 @@ async def run_socket(bot: Bot, health_port: int | None = None) -> None:
             health.router.add_get("/metrics", metrics_endpoint)
             runner = web.AppRunner(health)
             await runner.setup()
-            await web.TCPSite(runner, "0.0.0.0", health_port).start()
+            await web.TCPSite(runner, host, health_port).start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -132,6 +132,25 @@ def run_guarded(fn: Callable[[], T], debug: bool = False) -> T:
     raise AssertionError("unreachable")
 
 
+def run_server(fn: Callable[[], None], debug: bool = False) -> None:
+    """:func:`run_guarded` for ``serve``: SIGTERM is how Kubernetes (or systemd, or a shell) tells a server to
+    stop, not a failure. Whether it arrives while the server drains (uvicorn re-raises it after its graceful
+    shutdown; Socket Mode's loop handles it) or before the server started, the server ends with one info line
+    on stderr and exit 0, never an error line or a traceback."""
+
+    def serve() -> None:
+        global _sigterm_seen
+        try:
+            fn()
+        except Terminated:
+            _sigterm_seen = True
+        if _sigterm_seen:
+            _sigterm_seen = False
+            logging.getLogger("bot.cli").info("stopped (SIGTERM)")
+
+    run_guarded(serve, debug)
+
+
 @contextmanager
 def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tuple[Backends, dict[str, Any]]]:
     """Backends from the environment, or from a sandbox serving ``snapshot_path`` (yielding its ``ask``)."""

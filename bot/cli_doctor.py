@@ -1,6 +1,7 @@
 """``workload-doctor doctor``: check an installation end to end and print a table.
 
-Rows: each setting (the bot's for the mode, Run:ai, OSMO, Tier 2), Redis, the Run:ai token and a read of the
+Rows: each setting (the bot's for the mode, Run:ai, OSMO, Tier 2), the access policy (a warning while it
+allows nobody, as the deployed default does), Redis, the Run:ai token and a read of the
 clusters, OSMO (token exchange and one read), each Tier 2 context (``SelfSubjectAccessReview`` for the reads the
 bot needs and for what it must never be able to do; ``SelfSubjectRulesReview`` of the context's namespace) and
 the Slack token's scopes (``auth.test``'s ``x-oauth-scopes`` header) against what the bot uses.
@@ -127,6 +128,26 @@ def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
     if not any(r.status != "skip" for r in rows if r.name in ("settings: Run:ai", "settings: OSMO")):
         rows.append(Check("backends", "fail", "neither Run:ai nor OSMO is configured"))
     return rows
+
+
+def check_policy(env: Mapping[str, str], mode: str | None) -> Check:
+    """The access policy (``WD_POLICY_FILE``): who may ask. The deployed default allows nobody, said loudly."""
+    from bot.policy import Policy
+    from bot.settings import SettingsError
+
+    path = env.get("WD_POLICY_FILE")
+    if not path:
+        if mode is None:
+            return Check("access policy", "skip", "WD_POLICY_FILE is not set (the Slack bot's access policy)")
+        return Check("access policy", "warn", "WD_POLICY_FILE is not set: every Slack user may diagnose everything")
+    try:
+        policy = Policy.load(path)
+    except SettingsError as exc:
+        return Check("access policy", "fail", str(exc))
+    except Exception as exc:  # a shape the loader did not expect (a list where a mapping goes)
+        return Check("access policy", "fail", f"cannot read policy file {path}: {_line(exc)}")
+    status = "warn" if policy.allows_nobody or not policy.enabled else "ok"
+    return Check("access policy", status, policy.describe())
 
 
 # -- services -------------------------------------------------------------------------------------------------
@@ -323,6 +344,7 @@ async def run_checks(env: Mapping[str, str], mode: str | None, backends: Any | N
     from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
 
     rows = check_settings(env, mode) if backends is None else []
+    rows.append(check_policy(env, mode))
     rows.append(await check_redis(env))
     if backends is None:
 

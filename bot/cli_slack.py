@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli_app import UserError, backends_for, run_guarded
+from bot.cli_app import UserError, backends_for, run_guarded, run_server
 from diagnosis.logs import setup_logging
 
 
@@ -22,7 +22,12 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--http", help="HTTP mode at /slack/events (needs SLACK_SIGNING_SECRET).")
         ] = False,
         port: Annotated[int, typer.Option("--port", help="HTTP port (HTTP mode).")] = 3000,
-        host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "0.0.0.0",
+        host: Annotated[
+            str | None,
+            typer.Option(
+                "--host", help="Listen address of the HTTP port or the health port (default WD_HOST, else 127.0.0.1)."
+            ),
+        ] = None,
         health_port: Annotated[
             int | None, typer.Option("--health-port", help="Socket Mode: serve /healthz and /readyz here.")
         ] = None,
@@ -32,7 +37,9 @@ def register(app: typer.Typer) -> None:
         latency_ms: Annotated[int, typer.Option("--latency-ms", help="Sandbox latency per request.")] = 0,
         debug: Annotated[bool, typer.Option("--debug", help="Debug logs.")] = False,
     ) -> None:
-        """Run the Slack bot (SLACK_BOT_TOKEN, REDIS_URL, and SLACK_APP_TOKEN or SLACK_SIGNING_SECRET)."""
+        """Run the Slack bot (SLACK_BOT_TOKEN, REDIS_URL, and SLACK_APP_TOKEN or SLACK_SIGNING_SECRET).
+
+        SIGTERM is how a server is told to stop: it drains and exits 0 with an info line, not an error."""
         from bot.app import build_bot, run_http, run_socket
         from bot.settings import Mode, Settings
 
@@ -43,14 +50,15 @@ def register(app: typer.Typer) -> None:
 
         def run() -> None:
             settings = Settings.from_env(mode)
+            bind = host or settings.host
             with backends_for(snapshot, latency=latency_ms / 1000) as (backends, _ask):
                 bot = build_bot(settings, backends, socket_mode=socket)
                 if socket:
-                    asyncio.run(run_socket(bot, health_port))
+                    asyncio.run(run_socket(bot, health_port, host=bind))
                 else:
-                    run_http(bot, host=host, port=port)
+                    run_http(bot, host=bind, port=port)
 
-        run_guarded(run, debug)
+        run_server(run, debug)
 
     @app.command()
     def chat(

@@ -25,7 +25,10 @@
             pools: null          # OSMO pools; null: every pool
             min_failures: 0      # post only when at least this many failed
 
-Without a file everyone may diagnose everything (logged at startup). A check with a value still
+Without a file everyone may diagnose everything (logged at startup). A file whose ``access`` names nobody (the
+deployed default, ``deploy/base/policy.yaml``) refuses everyone: :attr:`Policy.allows_nobody`, said at startup,
+by ``workload-doctor doctor`` and in the bot's refusal (:data:`handlers.messages.NOBODY_ALLOWED`), so the first
+person to ask learns why rather than "not allowed". A check with a value still
 unknown (the cluster before the core resolved it) passes that dimension; the bot checks again
 against the report's identity before showing anything, with the same refusal either way, so a
 refusal never tells whether the workload exists.
@@ -169,6 +172,27 @@ class Policy:
                 digests[str(ch)] = schedules
         enabled = "access" in data
         return cls(rules=rules, groups=groups, channels=channels, enabled=enabled, digests=digests)
+
+    @property
+    def allows_nobody(self) -> bool:
+        """A policy file with an ``access`` list that names no one (``access: []``): every request is refused."""
+        return self.enabled and not self.rules
+
+    def describe(self) -> str:
+        """One line for ``workload-doctor doctor``: who the rules name, the channel defaults and digests."""
+        if not self.enabled:
+            return "no 'access' list: every Slack user may diagnose every cluster and project"
+        if self.allows_nobody:
+            return (
+                "allows nobody: its 'access' list names no one, so every request is refused; add a rule "
+                "(deploy/policy.example.yaml)"
+            )
+        who = sorted({w for rule in self.rules for w in rule.who})
+        everyone = "*" in who
+        shown = ", ".join(who[:6]) + (f" and {len(who) - 6} more" if len(who) > 6 else "")
+        text = f"{len(self.rules)} access rule(s) naming " + ("everyone (*)" if everyone else shown)
+        text += f"; {len(self.channels)} channel default(s); {len(self.schedules())} scheduled digest(s)"
+        return text
 
     def schedules(self) -> list[DigestSchedule]:
         """Every scheduled digest of every channel."""

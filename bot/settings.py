@@ -16,7 +16,8 @@ of a digest slot lasts without renewal, default 120), ``WD_REDIS_PREFIX`` (the p
 default ``wd:``, so two bots can share one Redis), ``WD_MAX_IN_FLIGHT`` (diagnoses one replica works on at once,
 default 64; beyond it the asker is told to try again), ``WD_EVENT_LEASE`` (seconds an event claim lasts without
 renewal, default 30), ``WD_ACK_REDIS_BUDGET`` (seconds an ack waits for Redis, default 0.2), ``WD_WATCH_TTL``
-(seconds before an unfinished OSMO watch expires, default 604800 = 7 days), ``WD_LOG_FORMAT`` (``text`` or ``json``).
+(seconds before an unfinished OSMO watch expires, default 604800 = 7 days), ``WD_LOG_FORMAT`` (``text`` or ``json``),
+``WD_HOST`` (the address ``serve`` listens on, default ``127.0.0.1``; ``--host`` wins).
 
 :class:`BotEnv` (pydantic-settings) is the typed, documented list; ``docs/configuration.md`` is generated from it
 and from :class:`diagnosis.config.CoreEnv` (``python -m bot.settings``; tests/bot/test_settings_reference.py checks it).
@@ -132,6 +133,11 @@ class BotEnv(MappingSettings):
     WD_LOG_FORMAT: Literal["text", "json"] = Field(
         "text", description="`json`: one JSON object per log line (the container image sets it)."
     )
+    WD_HOST: str = Field(
+        "127.0.0.1",
+        description="Address `serve` listens on (the HTTP port, or Socket Mode's health port); `--host` wins. "
+        "The manifests and the image pass `--host 0.0.0.0`.",
+    )
 
     @field_validator("WD_RATE_LIMIT", "WD_CONVERSATION_TTL", "WD_MAX_IN_FLIGHT", mode="before")
     @classmethod
@@ -186,6 +192,7 @@ class Settings:
     max_in_flight: int = 64
     event_lease: float = 30.0
     ack_redis_budget: float = 0.2
+    host: str = "127.0.0.1"
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
@@ -240,6 +247,7 @@ class Settings:
             max_in_flight=typed.WD_MAX_IN_FLIGHT,
             event_lease=typed.WD_EVENT_LEASE,
             ack_redis_budget=typed.WD_ACK_REDIS_BUDGET,
+            host=typed.WD_HOST.strip() or "127.0.0.1",
         )
 
 
@@ -267,7 +275,7 @@ def reference_markdown() -> str:
         "tests/bot/test_settings_reference.py checks it -->",
         "",
         "Every setting is an environment variable. Secrets (tokens, client secrets) belong in the Kubernetes "
-        "Secret `workload-doctor`; the rest in the ConfigMap `workload-doctor-settings` (deploy/base). "
+        "Secret `workload-doctor`; the rest in the ConfigMap `workload-doctor-settings` (deploy/base/settings.env). "
         "An invalid value stops the bot at start-up with one line naming the variable; "
         "`workload-doctor doctor` checks them all.",
         "",

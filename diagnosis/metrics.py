@@ -3,6 +3,11 @@
 Every name starts with ``workload_doctor_``. Labels are bounded: an endpoint is a templated path (ids and names
 become ``{id}``), never a raw URL; a Slack method is the Web API method name. The CLI records into the same
 registry and never serves it.
+
+A labelled series is created at import for every value known in advance (:data:`KNOWN`: each system, each of
+its outcomes and categories, each claim outcome, fallback and digest outcome), so ``/metrics`` shows zeros
+before the first request and a dashboard's ``rate()`` has a series to start from. Values that depend on the
+traffic (endpoints, Slack methods and statuses, Redis operations) appear when first counted.
 """
 
 from __future__ import annotations
@@ -97,6 +102,104 @@ ANSWERS_LOST = Counter(
 )
 ACTIVE_WATCHES = Gauge(PREFIX + "active_watches", "OSMO watches this replica is polling", registry=REGISTRY)
 DIGEST_RUNS = Counter(PREFIX + "digest_runs", "Scheduled digest slots run, by outcome", ["outcome"], registry=REGISTRY)
+
+#: Outcomes each system answers with (FORMAT.md "Outcomes"; ``error``: the question could not be answered).
+OUTCOMES: dict[str, tuple[str, ...]] = {
+    "runai": (
+        "diagnosed",
+        "needs_input",
+        "not_found",
+        "cluster_mismatch",
+        "route_preempted",
+        "route_pending",
+        "succeeded",
+        "out_of_scope",
+        "ask_past_run",
+        "phase_only",
+        "error",
+    ),
+    "osmo": (
+        "status",
+        "pending_quota",
+        "pending_capacity",
+        "pending_fragmentation",
+        "pending_constraint",
+        "pool_unavailable",
+        "failed",
+        "needs_input",
+        "not_found",
+        "error",
+    ),
+}
+#: The outcome of each system that carries a category, and that system's categories (FORMAT.md "Categories").
+CATEGORIZED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "runai": (
+        "diagnosed",
+        (
+            "OOM_KILLED",
+            "IMAGE_PULL_FAILED",
+            "INIT_FAILED",
+            "DATASOURCE_MOUNT_FAILED",
+            "CRASH_APP_ERROR",
+            "NODE_FAILURE",
+            "SCHEDULING_POLICY_TERMINATED",
+            "UNKNOWN",
+        ),
+    ),
+    "osmo": (
+        "failed",
+        (
+            "OOM_KILLED",
+            "IMAGE_PULL_FAILED",
+            "INIT_FAILED",
+            "DATA_FAILED",
+            "START_FAILED",
+            "CRASH_APP_ERROR",
+            "NODE_FAILURE",
+            "PREEMPTED",
+            "TIMEOUT",
+            "CANCELED",
+            "UPSTREAM_FAILED",
+            "SERVER_ERROR",
+            "UNKNOWN",
+        ),
+    ),
+}
+
+
+def _diagnosis_labels() -> list[tuple[str, ...]]:
+    """(system, outcome, category) of every answer a diagnosis can count: a categorised outcome with each of its
+    system's categories, every other outcome with ``none``."""
+    out: list[tuple[str, ...]] = []
+    for system, outcomes in OUTCOMES.items():
+        categorized, categories = CATEGORIZED[system]
+        for outcome in outcomes:
+            out += [(system, outcome, c) for c in categories] if outcome == categorized else [(system, outcome, "none")]
+    return out
+
+
+#: Each labelled metric with the label values known before any traffic (the series created at import).
+KNOWN: tuple[tuple[Any, list[tuple[str, ...]]], ...] = (
+    (DIAGNOSES, _diagnosis_labels()),
+    (DIAGNOSIS_SECONDS, [(system,) for system in OUTCOMES]),
+    (CACHE_HITS, [(system,) for system in OUTCOMES]),
+    (CACHE_MISSES, [(system,) for system in OUTCOMES]),
+    (EVENT_CLAIMS, [(o,) for o in ("new", "takeover", "duplicate", "held", "memory")]),
+    (DEDUP_FALLBACKS, [(r,) for r in ("slow", "unavailable", "slow_user_groups")]),
+    (SHED, [(k,) for k in ("command", "event_callback", "block_actions")]),
+    (SLACK_FALLBACKS, [(k,) for k in ("update_to_post", "post_to_response_url")]),
+    (ANSWERS_LOST, [(m,) for m in ("response_url", "chat.postMessage")]),
+    (DIGEST_RUNS, [(o,) for o in ("posted", "adopted", "skipped", "lease_lost")]),
+)
+
+
+def _zeros() -> None:
+    for metric, label_sets in KNOWN:
+        for labels in label_sets:
+            metric.labels(*labels)
+
+
+_zeros()
 
 #: path segments kept as they are; any other segment (an id, a name) becomes ``{id}``
 _LITERAL = frozenset(

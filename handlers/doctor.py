@@ -328,8 +328,8 @@ class Doctor:
         await self._reply(ask, surface, message, private)
 
     def refusal(self) -> str:
-        """The refusal's words (the same whatever was or was not found)."""
-        return REFUSAL
+        """The refusal's words (the same whatever was or was not found; the policy's own while it allows nobody)."""
+        return messages.refusal_words(self.policy)
 
     async def report_in_thread(
         self,
@@ -398,7 +398,7 @@ class Doctor:
         the follow-up kept when the core asks for more. ``fresh`` (Re-diagnose) skips the cache."""
         if not self._allows(ask, {question.cluster or ""}, question.project):
             log.info("refused by policy: user %s", ask.user)
-            await self._reply(ask, surface, messages.refusal(), private=True)
+            await self._reply(ask, surface, messages.refusal(self.policy), private=True)
             return
         thread = ask.thread_ts or (ask.message_ts if ask.source == "mention" else None)
         progress = messages.diagnosing(asked_about(question), ask.user if ask.source == "command" else None)
@@ -431,14 +431,14 @@ class Doctor:
             # "not found" in a scope the asker may not see all of would tell what exists there: the same refusal
             # as for a workload that exists but is not theirs
             log.info("refused by policy (not found in a scope not wholly allowed): user %s", ask.user)
-            await self._privately(ask, surface, progress_ts, thread, messages.refusal())
+            await self._privately(ask, surface, progress_ts, thread, messages.refusal(self.policy))
             return
         root = thread or progress_ts
         ident = report.identity
         seen = {ident.cluster_name or "", ident.cluster_id or ""} if ident is not None else set()
         if ident is not None and not self._allows(ask, seen, ident.project):
             log.info("refused by policy after resolving: user %s", ask.user)
-            await self._privately(ask, surface, progress_ts, thread, messages.refusal())
+            await self._privately(ask, surface, progress_ts, thread, messages.refusal(self.policy))
             return
         if report.choices:
             report = report.model_copy(update={"choices": self._allowed_choices(ask, report.choices)})

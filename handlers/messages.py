@@ -21,6 +21,12 @@ log = logging.getLogger(__name__)
 REFUSAL = (
     "Sorry, you are not allowed to diagnose workloads in that cluster or project. Ask your platform team for access."
 )
+#: the refusal while the access policy names nobody (the deployed default, bot.policy.Policy.allows_nobody): the
+#: first person to ask learns that the install is unfinished, not that they lack a grant someone forgot
+NOBODY_ALLOWED = (
+    "Sorry, nobody may ask me anything yet: my access policy names no one. Ask your platform team to add you "
+    "to its `access` list (the file in `WD_POLICY_FILE`, `deploy/base/policy.yaml`)."
+)
 HELP = (
     "*Workload Doctor* explains why a Run:ai workload or an OSMO workflow failed (read-only).\n"
     "• `/diagnose <workload name or id> [project=P] [cluster=C] [lookback=7d]`\n"
@@ -52,8 +58,14 @@ CONVERSATION_LOST = (
 )
 
 
-def refusal() -> Message:
-    return text_message(escape(REFUSAL))
+def refusal_words(policy: object = None) -> str:
+    """The refusal's words: :data:`NOBODY_ALLOWED` while ``policy`` allows nobody, else :data:`REFUSAL` (the same
+    whatever was or was not found)."""
+    return NOBODY_ALLOWED if getattr(policy, "allows_nobody", False) is True else REFUSAL
+
+
+def refusal(policy: object = None) -> Message:
+    return text_message(escape(refusal_words(policy)))
 
 
 def answered_privately() -> Message:

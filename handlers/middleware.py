@@ -23,8 +23,8 @@ from bot.shedding import BUSY, CURRENT, InFlight, Work
 from bot.shedding import current as current_work
 from diagnosis import metrics
 from handlers.blocks import text_message
-from handlers.doctor import REFUSAL, Ask
-from handlers.messages import rate_limited
+from handlers.doctor import Ask
+from handlers.messages import rate_limited, refusal_words
 from handlers.slack_surface import SlackSurface
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ def _install_authorization(app: AsyncApp, store: Any, policy: Any, spawn: Callab
                 work.gates.append(_recheck(pending, groups, policy, body, client))
             elif not policy.allows(user, user_groups=groups):
                 log.info("refused by policy: user %s has no access rule", user)
-                return await _turn_away(spawn, body, client, REFUSAL)
+                return await _turn_away(spawn, body, client, refusal_words(policy))
         await next()
         return None
 
@@ -276,7 +276,7 @@ def _recheck(
         if policy.allows(_user(body), user_groups=groups):
             return True
         log.info("refused by policy: user %s has no access rule", _user(body))
-        await tell_privately(body, client, REFUSAL)
+        await tell_privately(body, client, refusal_words(policy))
         return False
 
     return gate

@@ -227,3 +227,144 @@ def test_slack_manifest_grants_every_scope_event_and_component_the_bot_uses() ->
     if re.search(r"app\.action\(", source):
         assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert "im:history" not in scopes and "channels:read" not in scopes, "no scope the code does not use"
+
+
+# -- an install with no guessing (issue 22 §3) ---------------------------------------------------------------
+
+
+def _version() -> str:
+    return str(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"])
+
+
+def test_the_image_tag_and_the_changelog_carry_the_version_of_pyproject() -> None:
+    version = _version()
+    kustomization = yaml.safe_load((DEPLOY / "base" / "kustomization.yaml").read_text())
+    assert [(i["name"], i["newTag"]) for i in kustomization["images"]] == [("workload-doctor", version)]
+    (first,) = re.findall(r"(?m)^## (\d+\.\d+\.\d+)\b", (ROOT / "CHANGELOG.md").read_text())[:1]
+    assert first == version, "the newest CHANGELOG.md section is the version in pyproject.toml"
+    readme = (ROOT / "README.md").read_text()
+    assert set(re.findall(r"workload-doctor:(\d+\.\d+\.\d+)", readme)) <= {version}, "README's image tags"
+    for path in DEPLOY.rglob("*.yaml"):
+        tags = re.findall(r"image:\s*\S*workload-doctor:(\S+)", path.read_text())
+        assert not tags, f"{path}: the tag is set once, in deploy/base/kustomization.yaml"
+
+
+@needs_kubectl
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_overlay_runs_the_image_of_this_version(overlay: str) -> None:
+    assert bot_container(render(overlay))["image"] == f"workload-doctor:{_version()}"
+
+
+@needs_kubectl
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_serve_listens_on_every_address_in_the_pod_only_because_the_manifest_says_so(overlay: str) -> None:
+    args = bot_container(render(overlay))["args"]
+    assert args[args.index("--host") + 1] == "0.0.0.0"
+    cmd = re.search(r"(?m)^CMD (\[.*\])$", (ROOT / "Dockerfile").read_text())
+    assert cmd and "0.0.0.0" in yaml.safe_load(cmd.group(1)), "the image's own command too"
+
+
+@needs_kubectl
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_cluster_routing_is_in_the_settings_config_map_and_kubeconfigs_come_from_a_secret(overlay: str) -> None:
+    from bot.settings import BotEnv
+    from diagnosis.config import CoreEnv
+
+    docs = render(overlay)
+    c = bot_container(docs)
+    refs = [e["configMapRef"]["name"] for e in c["envFrom"] if "configMapRef" in e]
+    (settings,) = [d for d in of(docs, "ConfigMap") if d["metadata"]["name"] in refs]
+    assert settings["metadata"]["name"].startswith("workload-doctor-settings")
+    data = settings["data"]
+    assert {"WD_IN_CLUSTER_ID", "WD_KUBE_CONTEXTS", "WD_POLICY_FILE"} <= set(data)
+    known = set(BotEnv.model_fields) | set(CoreEnv.model_fields)
+    assert set(data) <= known, f"not settings: {set(data) - known}"
+    assert not {k for k in data if any(s in k for s in ("TOKEN", "SECRET", "PASSWORD"))}, "secrets go in the Secret"
+    pod = next(d for d in of(docs, "Deployment") if d["metadata"]["name"] == "workload-doctor")["spec"]["template"]
+    (kube,) = [v for v in pod["spec"]["volumes"] if "secret" in v]
+    assert kube["secret"] == {"secretName": "workload-doctor-kubeconfigs", "optional": True, "defaultMode": 0o440}
+    (mount,) = [m for m in c["volumeMounts"] if m["name"] == kube["name"]]
+    assert mount["readOnly"] is True
+    # the example in settings.env points into that mount, and the mount is not inside another volume's
+    example = (DEPLOY / "base" / "settings.env").read_text()
+    assert re.search(r"WD_KUBE_CONTEXTS=\{.*: " + re.escape(mount["mountPath"]) + "/", example)
+    others = [m["mountPath"] for m in c["volumeMounts"] if m is not mount]
+    assert not any(mount["mountPath"].startswith(o.rstrip("/") + "/") for o in others)
+
+
+@needs_kubectl
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_deployed_policy_allows_nobody_and_says_so(overlay: str) -> None:
+    from bot.cli_doctor import check_policy
+    from bot.policy import Policy
+
+    docs = render(overlay)
+    (cm,) = [d for d in of(docs, "ConfigMap") if d["metadata"]["name"].startswith("workload-doctor-policy")]
+    policy = Policy.from_dict(yaml.safe_load(cm["data"]["policy.yaml"]))
+    assert policy.allows_nobody and not policy.allows("U0AAAAAAA")
+    assert "allows nobody" in policy.describe()
+    example = Policy.load(str(DEPLOY / "policy.example.yaml"))
+    assert example.rules and not example.allows_nobody, "the commented example is a valid policy"
+    row = check_policy({"WD_POLICY_FILE": str(DEPLOY / "base" / "policy.yaml")}, "socket")
+    assert (row.status, row.detail.split(":")[0]) == ("warn", "allows nobody")
+
+
+@needs_kubectl
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_network_policy_lets_in_only_the_served_port_and_out_only_what_the_bot_dials(overlay: str) -> None:
+    docs = render(overlay)
+    c = bot_container(docs)
+    (deployment,) = [d for d in of(docs, "Deployment") if d["metadata"]["name"] == "workload-doctor"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    (policy,) = [p for p in of(docs, "NetworkPolicy") if p["metadata"]["name"] == "workload-doctor"]
+    spec = policy["spec"]
+    assert spec["podSelector"]["matchLabels"].items() <= labels.items()
+    assert set(spec["policyTypes"]) == {"Ingress", "Egress"}
+    served = {p["containerPort"] for p in c["ports"]}
+    ingress = {(p["protocol"], p["port"]) for rule in spec["ingress"] for p in rule["ports"]}
+    assert ingress == {("TCP", port) for port in served}, "in: the port of /healthz, /metrics (and /slack/events)"
+    scraped = int(deployment["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"])
+    assert ("TCP", scraped) in ingress
+    egress = {(p["protocol"], p["port"]) for rule in spec["egress"] for p in rule["ports"]}
+    assert egress == {("UDP", 53), ("TCP", 53), ("TCP", 6379), ("TCP", 6380), ("TCP", 6443), ("TCP", 443)}
+    assert all(rule.get("ports") for rule in spec["egress"]), "no rule opens every port"
+    if overlay == "redis":
+        (redis_policy,) = [p for p in of(docs, "NetworkPolicy") if p["metadata"]["name"] == "workload-doctor-redis"]
+        (rule,) = redis_policy["spec"]["ingress"]
+        assert rule["from"] == [{"podSelector": {"matchLabels": {"app": "workload-doctor"}}}]
+        assert redis_policy["spec"]["egress"] == []
+
+
+@needs_kubectl
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_pod_disruption_budget_keeps_one_replica_through_a_drain(overlay: str) -> None:
+    docs = render(overlay)
+    (deployment,) = [d for d in of(docs, "Deployment") if d["metadata"]["name"] == "workload-doctor"]
+    (pdb,) = of(docs, "PodDisruptionBudget")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert pdb["spec"]["maxUnavailable"] == 1 < deployment["spec"]["replicas"]
+    assert "minAvailable" not in pdb["spec"], "scaled to one replica, a drain still proceeds"
+
+
+def test_the_install_guide_leaves_no_step_to_work_out() -> None:
+    """README "Install" names every object and setting the manifests expect from the person installing."""
+    readme = (ROOT / "README.md").read_text()
+    guide = readme[readme.index("## Install") : readme.index("## Operating it")]
+    for needed in (
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        "WD_IN_CLUSTER_ID",
+        "WD_KUBE_CONTEXTS",
+        "deploy/base/settings.env",
+        "workload-doctor-kubeconfigs",
+        "deploy/base/policy.yaml",
+        "deploy/policy.example.yaml",
+        "project-namespaces.yaml",
+        "NetworkPolicy",
+        "FQDN",
+        "PodDisruptionBudget",
+        "workload-doctor doctor",
+        "--from-literal=SLACK_SIGNING_SECRET",
+    ):
+        assert needed in guide, needed
