@@ -30,6 +30,7 @@ from diagnosis.report import (
     Gap,
     Identity,
     Link,
+    Neighbours,
     Outcome,
     Recurrence,
     Report,
@@ -60,6 +61,8 @@ class ReportBuilder:
     tables: list[Table] = field(default_factory=list)
     rec: Recurrence | None = None
     incident: list[TimelineEntry] = field(default_factory=list)
+    #: other workloads' pods failed on the first failure's node around it (supporting evidence)
+    nearby: Neighbours | None = None
 
     # -- parts ----------------------------------------------------------------------------------------
 
@@ -135,5 +138,7 @@ class ReportBuilder:
             parts["tables"] = self.tables
         if self.incident:
             parts["timeline"] = self.incident
+        if self.nearby is not None:
+            parts["neighbours"] = self.nearby
         parts.update(kw)
         return Report(**parts)

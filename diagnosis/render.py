@@ -102,7 +102,7 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
     """The plain-text report in the card's order: verdict, key facts, next action, then the evidence
     (raw values quoted verbatim), recurrence, gaps, excerpts and links. Sources are short labels unless
     ``verbose`` (every call in full, and whole log tails instead of the lines around the error)."""
-    from diagnosis.wording import focus_log, header_text, is_log, timeline_lines
+    from diagnosis.wording import NEIGHBOURS_TITLE, focus_log, header_text, is_log, neighbours_line, timeline_lines
 
     title = verdict_title(report)
     words = header_text(report).split(" ", 1)[-1]
@@ -131,6 +131,8 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
         # the whole incident, oldest first: the first failure decided, the later ones are its consequences
         out += ["Timeline (the first failure decides; later ones are consequences):"]
         out += [f"  - {line}" for line in timeline_lines(report)] + [""]
+    if report.neighbours is not None:
+        out += [f"{NEIGHBOURS_TITLE}:", f"  - {neighbours_line(report)}", ""]
     if report.evidence:
         out.append("Evidence:")
         for item in report.evidence:
@@ -186,8 +188,11 @@ def to_json(
     messages the bot posts in the thread, at once or by the Evidence and Logs buttons), plus the whole
     report under ``report`` (its ``identity`` is the nested shape of :class:`~diagnosis.report.Identity`:
     README "The JSON report")."""
+    from diagnosis.wording import neighbours_line
+
     data = report.model_dump(mode="json")
     text = render_text(report, verbose=True)
+    near = report.neighbours
     return {
         "outcome": report.outcome.value,
         "category": report.category.value if report.category else None,
@@ -201,6 +206,17 @@ def to_json(
         "missing": data["missing"],
         "evidence": data["evidence"],
         "gaps": data["gaps"],
+        # other workloads' pods failed on the first failure's node around it: supporting evidence, never the cause
+        "neighbours": (
+            {
+                **data["neighbours"],
+                "count": near.count,
+                "supporting_evidence_only": True,
+                "text": neighbours_line(report),
+            }
+            if near is not None
+            else None
+        ),
         "report_text": report.question if report.outcome == Outcome.NEEDS_INPUT and report.question else text,
         "blocks": blocks or [],
         "thread": thread or [],

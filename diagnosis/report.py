@@ -9,6 +9,7 @@ Outcomes and categories are the ones of ``shared/cases/FORMAT.md``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -366,6 +367,45 @@ class TimelineEntry(_Sanitized):
     first: bool = False
 
 
+class NeighbourWorkload(_Sanitized):
+    """Another workload with pods that failed on the node of the first failure: its ``name`` and ``project``,
+    how many of its ``pods`` failed there in the window, and the earliest of their failures (``at``, UTC)."""
+
+    name: str
+    project: str | None = None
+    pods: int = 1
+    at: datetime | None = None
+
+
+class Neighbours(_Sanitized):
+    """Supporting evidence, never the cause by itself (issue 19 §2): the other workloads whose pods on ``node`` (the
+    node of ``pod``, the first failing pod) failed within ``window_minutes`` either side of its failure at
+    ``around`` (UTC), read in one bounded call (``source``). ``workloads`` are the ones named; ``hidden`` counts
+    those in projects the asker may not see (counted, never named: :meth:`seen_by`); ``more``: the call's page was
+    full, so there may be more. Read when that node shows a node fault or the cause is UNKNOWN."""
+
+    node: str
+    pod: str | None = None
+    around: datetime
+    window_minutes: int = 15
+    workloads: list[NeighbourWorkload] = Field(default_factory=list)
+    hidden: int = 0
+    more: bool = False
+    source: str = ""
+
+    @property
+    def count(self) -> int:
+        """How many other workloads, named or not."""
+        return len(self.workloads) + self.hidden
+
+    def seen_by(self, may_see: Callable[[str | None], bool]) -> Neighbours:
+        """The same, with only the workloads whose project ``may_see`` accepts named; the others counted in
+        ``hidden`` (a project that is not known is one the asker may see only where every project is allowed)."""
+        named = [w for w in self.workloads if may_see(w.project)]
+        hidden = self.hidden + len(self.workloads) - len(named)
+        return self.model_copy(update={"workloads": named, "hidden": hidden})
+
+
 class Report(_Sanitized):
     """One answer. ``headline`` is the verdict sentence shown first."""
 
@@ -378,6 +418,8 @@ class Report(_Sanitized):
     recurrence: Recurrence | None = None
     #: the incident timeline of a failure with several pods or tasks, ordered by time (empty otherwise)
     timeline: list[TimelineEntry] = Field(default_factory=list)
+    #: other workloads' pods that failed on the node of the first failure around it: supporting evidence only
+    neighbours: Neighbours | None = None
     next_action: str | None = None
     confidence: Confidence | None = None
     notes: list[str] = Field(default_factory=list)
@@ -406,6 +448,13 @@ class Report(_Sanitized):
     @property
     def recurring(self) -> bool:
         return self.recurrence is not None and self.recurrence.recurring
+
+    def seen_by(self, may_see: Callable[[str | None], bool]) -> Report:
+        """The report as an asker sees it: other workloads are named only in projects ``may_see`` accepts (the
+        access policy for that asker), the others only counted (:meth:`Neighbours.seen_by`)."""
+        if self.neighbours is None:
+            return self
+        return self.model_copy(update={"neighbours": self.neighbours.seen_by(may_see)})
 
     @property
     def occurrences(self) -> int:

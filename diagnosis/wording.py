@@ -187,6 +187,35 @@ def timeline_lines(report: Report) -> list[str]:
     return timeline.lines(*_timeline(report))
 
 
+#: How many other workloads the neighbours' sentence names before it only counts the rest.
+MAX_NEIGHBOURS = 5
+#: What the neighbours are, said wherever they are shown: they support a cause, they never decide one.
+NEIGHBOURS_TITLE = "Neighbours on the node (supporting evidence, never the cause by itself)"
+
+
+def neighbours_line(report: Report) -> str:
+    """The other workloads whose pods failed on the first failure's node around it, in one sentence: "3 other
+    workloads' pods on node X failed within 15 min of the first failure (2026-11-28 10:14:05 UTC): a, b (+1 in
+    projects you cannot see)". Empty when the report has none read."""
+    n = report.neighbours
+    if n is None:
+        return ""
+    where = f"on node {n.node} failed within {n.window_minutes} min of the first failure"
+    when = f" ({n.pod + ' at ' if n.pod else ''}{n.around:%Y-%m-%d %H:%M:%S} UTC)"
+    if n.count == 0:
+        more = " in the first page read (there are more pods)" if n.more else ""
+        return f"No other workload's pod {where}{when}{more}."
+    count = f"at least {n.count}" if n.more else str(n.count)
+    whose = "workload's" if n.count == 1 else "workloads'"
+    names = [w.name + (f" ({w.pods} pods)" if w.pods > 1 else "") for w in n.workloads[:MAX_NEIGHBOURS]]
+    rest = len(n.workloads) - len(names)
+    extra = [f"+{rest} more"] if rest else []
+    if n.hidden:
+        extra.append(f"+{n.hidden} in {'a project' if n.hidden == 1 else 'projects'} you cannot see")
+    listed = ", ".join(names) + (f" ({', '.join(extra)})" if names and extra else ", ".join(extra))
+    return f"{count} other {whose} pods {where}{when}: {listed}."
+
+
 def outcome_words(outcome: Outcome) -> tuple[str, str]:
     """(emoji, words) of an outcome on the card's header."""
     return _OUTCOME_WORDS.get(outcome, ("ℹ️", outcome.value))

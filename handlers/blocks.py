@@ -37,6 +37,7 @@ from slack_sdk.models.blocks import (
 from diagnosis.render import fmt_time
 from diagnosis.report import Outcome, Report, recurrence_phrase, source_label
 from diagnosis.wording import (
+    NEIGHBOURS_TITLE,
     card_time,
     context_text,
     dedupe,
@@ -44,6 +45,7 @@ from diagnosis.wording import (
     header_text,
     is_log,
     key_facts,
+    neighbours_line,
     short_times,
     timeline_compact,
     timeline_lines,
@@ -381,6 +383,8 @@ def _evidence_overflow(report: Report) -> list[Overflow]:
         out.append(
             Overflow("Timeline (the first failure decides)", "\n".join(f"- {t}" for t in timeline_lines(report)))
         )
+    if report.neighbours is not None:
+        out.append(Overflow(NEIGHBOURS_TITLE, f"- {neighbours_line(report)}"))
     if report.evidence:
         lines = []
         for fact in dedupe(report.evidence):

@@ -15,6 +15,7 @@ from handlers.card import EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION
 from handlers.doctor import Doctor, ref_id
 from handlers.parsing import Ask
 from handlers.protocols import Surface
+from handlers.seen import seen_by
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ async def on_card_button(doctor: Doctor, ask: Ask, surface: Surface, action_id: 
     ):
         await doctor.reply(ask, surface, text_message(doctor.refusal()), private=True)
         return
+    report = seen_by(doctor.policy, ask.user, ask.user_groups, report)  # other workloads: only the asker's named
     rendered = render_report(report, thread_ts=ask.thread_ts)
     if action_id == EVIDENCE_ACTION:
         out = Rendered(main=Message(text=""), thread=rendered.evidence + rendered.thread)

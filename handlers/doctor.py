@@ -64,6 +64,7 @@ from handlers.parsing import (
 )
 from handlers.protocols import AccessPolicy, ConversationStore, Surface
 from handlers.report_cache import AnswerFn, Reports, question_key
+from handlers.seen import seen_by
 
 if TYPE_CHECKING:
     from handlers.digests import DigestDesk, DigestSurface
@@ -442,6 +443,7 @@ class Doctor:
             return
         if report.choices:
             report = report.model_copy(update={"choices": self._allowed_choices(ask, report.choices)})
+        report = seen_by(self.policy, ask.user, ask.user_groups, report)  # other workloads: only the asker's named
         footer = f"asked by user {ask.user}" if ask.source != "chat" else None
         rendered = render_report(report, thread_ts=root, footer=footer)
         await self._show(surface, progress_ts, root, rendered.main)

@@ -18,6 +18,12 @@ Where FORMAT.md is silent the 2.24 OpenAPI spec (``shared/reference/specs``) dec
   with an RFC 3339 value); ``sortBy`` one of the spec's fields and ``sortOrder`` ``asc``/``desc``;
   ``deleted`` ``true``/``false``; metrics ``metricType`` one comma-separated value of
   ``WorkloadMetricType`` names, ``start``/``end`` RFC 3339 date-times and ``numberOfSamples`` 0..1000.
+- ``GET /api/v1/workloads/pods`` (every workload's pods, the spec's ``list_pods``) is served from the snapshot's
+  workloads' ``pods`` lists (``workloadId``/``clusterId`` filled in from the workload where a snapshot leaves them
+  out, as the real list always has them): ``filterBy`` on the ``PodsFilter`` fields (dates compared as instants,
+  with every date operator), ``deleted`` as for one workload's pods, ``completed``, ``sortBy`` (``PodsSort``),
+  ``offset``/``limit``, and ``verbosity=full`` adding ``workloadName``/``projectName`` from the workload
+  (``brief``, the default, leaves them out).
 """
 
 from __future__ import annotations
@@ -57,6 +63,15 @@ PROJECT_FIELDS = (
     "avgGpuMemoryUtilization30d",
 )  # fmt: skip
 PROJECT_DATES = frozenset({"createdAt"})
+#: The ``PodsFilter`` pattern fields (``GET /api/v1/workloads/pods``), its dates, and the ``PodsSort`` enum.
+POD_FIELDS = (
+    "clusterId", "workloadId", "revisionId", "nodeName", "currentNodepool", "createdAt", "completedAt", "deletedAt",
+)  # fmt: skip
+POD_DATES = frozenset({"createdAt", "completedAt", "deletedAt"})
+#: A filter field whose pod field is spelled otherwise (the spec's pattern says ``currentNodepool``).
+POD_FIELD_NAMES = {"currentNodepool": "currentNodePool"}
+#: ``PodVerbosity``: ``full`` adds these fields of the pod's workload.
+POD_VERBOSE_FIELDS = ("workloadName", "projectName")
 DATE_OPERATORS = frozenset({"==", "!=", "<=", ">="})
 #: ``WorkloadMetricType`` of the 2.24 spec.
 METRIC_TYPES = frozenset({
@@ -102,12 +117,19 @@ def _date_time(value: str | None) -> datetime | None:
     return _parse_time(value) if value and _DATE_TIME.match(value) else None
 
 
-def _matches(item: dict[str, Any], expr: str) -> bool:
+def _matches(
+    item: dict[str, Any], expr: str, dates: frozenset[str] = frozenset(), names: dict[str, str] | None = None
+) -> bool:
+    """Whether ``item`` passes one ``filterBy`` term; a field of ``dates`` is compared as an instant with every
+    operator (``2026-01-01T10:00:00+02:00`` equals ``2026-01-01T08:00:00Z``); ``names`` maps a filter field to the
+    item's spelling of it."""
     m = _FILTER.match(expr)
     if not m:
         raise BadQuery(f"filterBy: {expr!r} is not <field><operator><value>")
     field, op, want = m.groups()
-    have = item.get(field)
+    have = item.get((names or {}).get(field, field))
+    if field in dates:
+        return _date_matches(have, op, want)
     text = "" if have is None else str(have)
     if op == "==":
         return text == want
@@ -128,6 +150,15 @@ def _matches(item: dict[str, Any], expr: str) -> bool:
         return float(text) <= float(want) if op == "<=" else float(text) >= float(want)
     except ValueError:
         return False
+
+
+def _date_matches(have: Any, op: str, want: str) -> bool:
+    """A date term (``==``, ``!=``, ``<=``, ``>=``; the value checked by :func:`_filters`) over instants; a date the
+    item does not have (``null``) is unequal to every instant and neither before nor after one."""
+    a, b = _parse_time(have), _parse_time(want)
+    if a is None or b is None:
+        return op == "!="
+    return {"==": a == b, "!=": a != b, "<=": a <= b, ">=": a >= b}.get(op, False)
 
 
 def _kind(workload_type: Any) -> str:
@@ -259,6 +290,29 @@ def _measurements_in(data: dict[str, Any], types: set[str], start: datetime, end
     return out
 
 
+_NO_TIME = datetime.min.replace(tzinfo=UTC)
+
+
+def _pod_sort_key(pod: Any, sort_by: str) -> tuple[datetime, str]:
+    """A pod's place in a sorted list: its date as an instant (none first), or its field's text."""
+    value = pod.get(POD_FIELD_NAMES.get(sort_by, sort_by)) if isinstance(pod, dict) else None
+    if sort_by in POD_DATES:
+        return _parse_time(value) or _NO_TIME, ""
+    return _NO_TIME, "" if value is None else str(value)
+
+
+def _listed_pod(pod: dict[str, Any], workload: dict[str, Any], full: bool) -> dict[str, Any]:
+    """One pod as ``GET /api/v1/workloads/pods`` lists it: its workload's id and cluster where the snapshot leaves
+    them out (the spec requires both), and ``workloadName``/``projectName`` only with ``verbosity=full``."""
+    out = {k: v for k, v in pod.items() if k not in POD_VERBOSE_FIELDS}
+    out.setdefault("workloadId", workload.get("id"))
+    out.setdefault("clusterId", workload.get("clusterId"))
+    if full:
+        out["workloadName"] = workload.get("name")
+        out["projectName"] = workload.get("projectName")
+    return out
+
+
 def _v2_spec(entry: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
     """A ``WorkloadsV2`` spec body: the snapshot's own, or a v1-shaped ``spec`` entry wrapped."""
     if "workload" in spec:
@@ -339,6 +393,39 @@ class _RunaiApi:
         if sort_by:
             items.sort(key=lambda w: str(w.get(sort_by) or ""), reverse=desc)
         return _page(request, items, "workloads")
+
+    async def list_pods(self, request: Request) -> Response:
+        """``GET /api/v1/workloads/pods``: the pods of every workload, filtered, sorted and paged as the spec says."""
+        denied = self.guard(request)
+        if denied is not None:
+            return denied
+        deleted = _deleted(request)
+        filters = _filters(request, POD_FIELDS, POD_DATES)
+        sort_by, desc = _sort(request, POD_FIELDS)
+        verbosity = _one(request, "verbosity") or "brief"
+        if verbosity not in ("brief", "full"):
+            raise BadQuery(f"verbosity: {verbosity!r} is not one of brief, full")
+        completed = _one(request, "completed")
+        search = (_one(request, "search") or "").lower()
+        items: list[Any] = []
+        for entry in self.entries:
+            for pod in entry.get("pods") or []:
+                if not isinstance(pod, dict):
+                    # served as it is (with the live pods, as one workload's list does), but it matches no filter
+                    items += [] if filters or deleted else [pod]
+                    continue
+                if bool(pod.get("deletedAt")) != deleted:
+                    continue
+                items.append(_listed_pod(pod, entry["workload"], verbosity == "full"))
+        for expr in filters:
+            items = [p for p in items if isinstance(p, dict) and _matches(p, expr, POD_DATES, POD_FIELD_NAMES)]
+        if completed in ("true", "false"):
+            items = [p for p in items if isinstance(p, dict) and bool(p.get("completedAt")) == (completed == "true")]
+        if search:
+            items = [p for p in items if isinstance(p, dict) and search in str(p.get("name") or "").lower()]
+        if sort_by:
+            items.sort(key=lambda p: _pod_sort_key(p, sort_by), reverse=desc)
+        return _page(request, items, "pods")
 
     async def get_workload(self, request: Request) -> Response:
         entry = self.entry_or_404(request)
@@ -427,6 +514,8 @@ def routes(state: SandboxState) -> list[BaseRoute]:
         Route("/api/v2/token", api.token_v2, methods=["POST"]),
         Route("/api/v1/token", api.token_v1, methods=["POST"]),
         Route(base, _checked(api.list_workloads), methods=["GET"]),
+        # before ``{workload_id}``: "pods" is not a workload id
+        Route(base + "/pods", _checked(api.list_pods), methods=["GET"]),
         *[
             Route(f"{base}/{segment}/{{workload_id}}", api.spec_handler(segment), methods=["GET"])
             for segment in SPEC_SEGMENTS

@@ -51,6 +51,10 @@ TOKEN_PATHS = ("/api/v2/token", "/api/v1/token")
 _BEARER = re.compile(r"^[A-Za-z0-9\-._~+/]+=*$")
 M = TypeVar("M", bound=BaseModel)
 PAGE_LIMIT = 500
+#: The page :meth:`RunaiClient.list_node_pods` asks for: the neighbours' count is one bounded call.
+NODE_PODS_LIMIT = 100
+#: A Kubernetes node name (an RFC 1123 subdomain): nothing else is put in a ``filterBy`` term.
+_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 MAX_PAGES = 200
 #: Workload ``type`` (lowercased, without ``-``, ``_`` and spaces) -> its spec endpoint segment. ``type`` is an
 #: open string (the spec's example is ``runai-job``); the Run:ai CRD kinds are accepted as well.
@@ -117,6 +121,14 @@ class Calls:
     def pods(workload_id: str, deleted: bool = False) -> Call:
         """The pods list, ``?deleted=true`` when it lists only deleted pods."""
         return Calls._call("pods", f"/api/v1/workloads/{workload_id}/pods" + ("?deleted=true" if deleted else ""))
+
+    @staticmethod
+    def node_pods(node: str, since: datetime, until: datetime, exclude: str | None, limit: int) -> Call:
+        """One page of the pods of every workload (``GET /api/v1/workloads/pods``) on ``node`` that completed
+        between ``since`` and ``until``, but those of workload ``exclude``, with their workloads' names
+        (:func:`node_filters`: ``filterBy`` comma-joined as the spec's ``explode: false`` asks)."""
+        query = f"filterBy={','.join(node_filters(node, since, until, exclude))}&verbosity=full&limit={limit}"
+        return Calls._call("pods of other workloads on the node", f"/api/v1/workloads/pods?{query}")
 
     @staticmethod
     def history(workload_id: str) -> Call:
@@ -419,6 +431,25 @@ class RunaiClient:
             pods.asked_deleted = True
         return pods
 
+    @reads(lambda node, since, until, exclude, limit, **_: Calls.node_pods(node, since, until, exclude, limit))
+    async def list_node_pods(
+        self, node: str, since: datetime, until: datetime, exclude: str | None = None, limit: int = NODE_PODS_LIMIT
+    ) -> Records[Pod]:
+        """``GET /api/v1/workloads/pods``: one page (at most ``limit``) of the live pods of every workload on node
+        ``node`` that completed between ``since`` and ``until`` (UTC), those of workload ``exclude`` left out, with
+        their workloads' names and projects (``verbosity=full``). One bounded call: when the server names a next
+        page, the result's ``stopped`` says the list goes on. A node name that cannot be put in a filter (not a
+        Kubernetes name) is not asked (:class:`~diagnosis.errors.NotAsked`)."""
+        if not _NODE_NAME.match(node):
+            raise errors.NotAsked(f"the node name {node!r} is not one a filter can carry; it was not asked")
+        path = "/api/v1/workloads/pods"
+        params = {"filterBy": ",".join(node_filters(node, since, until, exclude)), "verbosity": "full", "limit": limit}
+        body = _envelope(await self.get_json(path, params), path, "pods")
+        pods = parse_records(Pod, body["pods"])
+        if body.get("next") not in (None, ""):
+            pods.stopped = f"only the first {limit} pods were read (one bounded call); the list goes on"
+        return pods
+
     @reads(lambda workload_id, **_: Calls.history(workload_id))
     async def get_history(self, workload_id: str) -> Records[HistoryRecord]:
         """``GET /api/v1/workloads/{id}/history``, every page until ``next`` is absent.
@@ -523,6 +554,14 @@ class RunaiClient:
             "/api/v1/org-unit/projects", "projects", {"filterBy": f"name=={name},clusterId=={cluster_id}"}
         )
         return list(parse_records(Project, raw))  # read only for the namespace: an unreadable one is skipped
+
+
+def node_filters(node: str, since: datetime, until: datetime, exclude: str | None = None) -> list[str]:
+    """The ``filterBy`` terms of :meth:`RunaiClient.list_node_pods` (the spec's ``PodsFilter``)."""
+    terms = [f"nodeName=={node}"]
+    if exclude:
+        terms.append(f"workloadId!={exclude}")
+    return [*terms, f"completedAt>={iso(since)}", f"completedAt<={iso(until)}"]
 
 
 class BadResponse(ApiError, errors.BadResponse):

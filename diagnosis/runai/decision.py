@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from diagnosis.k8s import Tier2Evidence
 from diagnosis.report import Category
 from diagnosis.runai import classify as cls
-from diagnosis.runai import incident
+from diagnosis.runai import incident, neighbours
 from diagnosis.runai import recurrence as rec
 from diagnosis.runai.categories import CATEGORIES
 from diagnosis.runai.models import Workload
@@ -39,7 +39,7 @@ class Decision:
     termination, Tier 2's included; ``tier2``: the Tier 2 evidence (None when not read); ``preempted``: a
     preemption Tier 2 showed before the first failure (the answer then routes out, spec Step 1.4);
     ``occurrences``: the failures of the finding's category in the lookback (UTC, oldest first);
-    ``pod``/``namespace``: the inspected pod."""
+    ``pod``/``namespace``: the inspected pod; ``nearby``: the neighbours' read."""
 
     finding: cls.Finding
     order: cls.PodOrder
@@ -49,6 +49,9 @@ class Decision:
     occurrences: list[datetime] = field(default_factory=list)
     pod: str | None = None
     namespace: str | None = None
+    #: other workloads' pods failed on the first failure's node around it (read after the finding; supporting
+    #: evidence, never a cause: :mod:`diagnosis.runai.neighbours`), None when the rule did not ask for them
+    nearby: neighbours.Nearby | None = None
 
 
 async def decide(d: Diagnosis, workload: Workload, tier1: Tier1, routed: Routed) -> Decision:
@@ -58,6 +61,7 @@ async def decide(d: Diagnosis, workload: Workload, tier1: Tier1, routed: Routed)
     tier2 = routed.tier2
     finding, order = classify_run(tier1, signals, final, end, None)
     if tier2 is None and needs_tier2(d, finding, final):
+        neighbours.start(d, workload, tier1, finding, signals, order)  # beside Tier 2, when it may be needed
         tier2 = await read_tier2(d, workload, tier1, finding, signals, order)
     if tier2 is not None:
         t2 = d.t2_signals
@@ -72,7 +76,8 @@ async def decide(d: Diagnosis, workload: Workload, tier1: Tier1, routed: Routed)
     pod = tier2.pod_name if tier2 is not None else diagnosed_pod(tier1, finding, final, order, d.now)[0]
     namespace = tier2.namespace if tier2 is not None else namespace_of(workload, tier1)
     times = occurrences(d, tier1, finding, end)
-    return Decision(finding, order, list(final), tier2, occurrences=times, pod=pod, namespace=namespace)
+    near = await neighbours.settle(d, workload, tier1, finding, final, order, tier2, pod)  # supporting evidence only
+    return Decision(finding, order, list(final), tier2, occurrences=times, pod=pod, namespace=namespace, nearby=near)
 
 
 def classify_run(

@@ -189,6 +189,7 @@ async def _diagnose_one(
     diagnosis = Diagnosis(
         question, client, KubeConfig(), end, question.lookback_delta(), Deadline(config.deadline), config
     )
+    diagnosis.read_neighbours = False  # a digest row does not show them: no call per row
     report = None
     tier1 = None
     running_since = None

@@ -261,6 +261,11 @@ class Pod(ApiModel):
     id: str | None = None
     name: str
     node_name: str | None = None
+    #: the pod's workload (``GET /api/v1/workloads/pods`` lists the pods of every workload); its name and project
+    #: only with ``verbosity=full``
+    workload_id: str | None = None
+    workload_name: str | None = None
+    project_name: str | None = None
     k8s_phase: str | None = Field(default=None, alias="k8sPhase")
     k8s_phase_updated_at: datetime | None = Field(default=None, alias="k8sPhaseUpdatedAt")
     created_at: datetime | None = None

@@ -31,7 +31,7 @@ from diagnosis.errors import BackendUnavailable
 from diagnosis.fetched import describe_error
 from diagnosis.question import Question
 from diagnosis.report import Gap, Report
-from diagnosis.runai import decision, reporting, resolution, routing
+from diagnosis.runai import decision, neighbours, reporting, resolution, routing
 from diagnosis.runai import resolve as lookup
 from diagnosis.runai.client import ApiError, RunaiClient
 from diagnosis.runai.models import Workload
@@ -71,6 +71,8 @@ async def diagnose_runai(
             finally:
                 for pending in diagnosis.project_items.values():
                     pending.cancel()  # a quota read the answer did not need
+                if diagnosis.nearby is not None:
+                    diagnosis.nearby.cancel()  # a neighbours' read started beside Tier 2 that was not used
         except (ApiError, httpx.HTTPError, TimeoutError) as exc:
             raise BackendUnavailable(f"Run:ai at {config.base_url} did not answer: {describe_error(exc)}") from exc
 
@@ -101,6 +103,11 @@ class Diagnosis:
     scope_words: list[str] = field(default_factory=list)
     #: the projects-API item of a Pending workload's project, read beside its Tier 1 evidence
     project_items: dict[str, asyncio.Future[dict[str, Any] | None]] = field(default_factory=dict)
+    #: count other workloads' pods failed on the first failure's node around it when the rule asks for it
+    #: (:mod:`diagnosis.runai.neighbours`; a digest scan does not)
+    read_neighbours: bool = True
+    #: that read when it was started beside Tier 2 (:func:`diagnosis.runai.neighbours.start`), until it is settled
+    nearby: asyncio.Future[neighbours.Nearby] | None = None
 
     @property
     def cutoff(self) -> datetime:

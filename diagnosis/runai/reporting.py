@@ -42,6 +42,7 @@ from diagnosis.runai.client import Calls
 from diagnosis.runai.decision import Decision
 from diagnosis.runai.memory import memory_evidence
 from diagnosis.runai.models import Cluster, Records, Workload
+from diagnosis.runai.neighbours import Nearby, neighbours_of
 from diagnosis.runai.phrases import short
 from diagnosis.runai.resolve import ago
 from diagnosis.runai.routing import Routed
@@ -258,6 +259,13 @@ class ReportBuilder(BaseReportBuilder):
         else:
             text += of_pod
         self.add("peak memory usage (measured)", text, ev.peak.source, ev.peak.at)
+
+    def neighbours(self, near: Nearby, workload: Workload) -> None:
+        """Other workloads' pods failed on the first failure's node around it (supporting evidence, never the
+        cause by itself); a failed read is a gap naming its call."""
+        what = f"other workloads' pods on node {near.anchor.node} (supporting evidence)"
+        if self.fetched(near.got, what, with_call=True):
+            self.nearby = neighbours_of(near, workload)
 
     def tier2(self, t2: Tier2Evidence) -> None:
         """Tier 2 failures as gaps; the most telling log as an excerpt; restart counts as evidence."""
@@ -914,6 +922,8 @@ def phrase(d: Diagnosis, workload: Workload, tier1: Tier1, found: Routed | Decis
     b.pod_order(found.order)
     for g in d.gaps:
         b.gap(g.what, g.why)
+    if found.nearby is not None:
+        b.neighbours(found.nearby, workload)
     b.recurrence(finding.category, found.occurrences)
     if not tier1.history.ok:
         b.gap(

@@ -200,6 +200,7 @@ def _runai_sweep(version: str | None) -> list[SeenRequest]:
                 types = ["CPU_MEMORY_USAGE_BYTES", "CPU_MEMORY_LIMIT_BYTES", "GPU_MEMORY_USAGE_BYTES"]
                 await client.get_metrics(wl.id, types, since, b.NOW)
                 await client.get_spec_for(wl)
+                await client.list_node_pods("dgx-01", since, b.NOW, exclude=wl.id)  # the neighbours (issue 19 §2)
 
     with Sandbox(snap) as sandbox:
         asyncio.run(calls(sandbox.url))
@@ -391,7 +392,7 @@ ONE = "GET /api/v1/workloads/{workloadId}"
 #: schema must be reachable from that answer). A field is in the spec when one of its schemas has it.
 MODEL_SCHEMAS: dict[type[BaseModel], tuple[str, list[tuple[str, str]]]] = {
     rm.Workload: ("runai", [(V1, "Workload"), (ONE, "WorkloadDetailed")]),
-    rm.Pod: ("runai", [(ONE + "/pods", "Pod1")]),
+    rm.Pod: ("runai", [(ONE + "/pods", "Pod1"), (V1 + "/pods", "Pod1")]),
     rm.HistoryRecord: ("runai", [(ONE + "/history", "HistoryRecord1")]),
     rm.Event: ("runai", [(ONE + "/events", "Event2")]),
     rm.Metrics: ("runai", [(ONE + "/metrics", "MetricsCompositeResponse")]),
@@ -423,6 +424,7 @@ RAW_READS: list[tuple[str, str, str]] = [
     # diagnosis/runai/client.py: the paged envelopes (RunaiClient._paged, get_events) and the token replies
     *[("runai", V1, k) for k in ("workloads", "next")],
     *[("runai", ONE + "/pods", k) for k in ("pods", "next")],
+    *[("runai", V1 + "/pods", k) for k in ("pods", "next")],  # RunaiClient.list_node_pods
     *[("runai", ONE + "/history", k) for k in ("records", "next")],
     *[("runai", ONE + "/events", k) for k in ("events", "next")],
     *[("runai", "GET /api/v1/org-unit/projects", k) for k in ("projects", "next")],
@@ -579,6 +581,19 @@ RUNAI_AGREEMENT: list[tuple[str, str]] = [
     ("/api/v1/workloads/{wid}/pods", "deleted=true&offset=0&limit=500"),
     ("/api/v1/workloads/{wid}/pods", "deleted=yes"),
     ("/api/v1/workloads/{wid}/pods", "limit=501"),
+    # every workload's pods (the neighbours on a node, issue 19 §2)
+    (
+        "/api/v1/workloads/pods",
+        "filterBy=nodeName%3D%3Ddgx-01%2CworkloadId%21%3D{wid}%2CcompletedAt%3E%3D2026-11-28T10%3A44%3A00Z"
+        "%2CcompletedAt%3C%3D2026-11-28T11%3A14%3A00Z&verbosity=full&limit=100",
+    ),
+    ("/api/v1/workloads/pods", "filterBy=currentNodepool%3D%5Edefault&sortBy=completedAt&sortOrder=desc"),
+    ("/api/v1/workloads/pods", "filterBy=name%3D%3Dtrain-7-0-0"),
+    ("/api/v1/workloads/pods", "filterBy=completedAt%3E%3Dyesterday"),
+    ("/api/v1/workloads/pods", "filterBy=nodeName%3D%3Da&filterBy=nodeName%3D%3Db"),
+    ("/api/v1/workloads/pods", "verbosity=loud"),
+    ("/api/v1/workloads/pods", "sortBy=name"),
+    ("/api/v1/workloads/pods", "limit=501"),
     ("/api/v1/workloads/{wid}/events", "offset=0&limit=500&sortOrder=desc"),
     ("/api/v1/workloads/{wid}/events", "sortOrder=newest"),
     ("/api/v1/workloads/{wid}/history", "offset=0&limit=500"),
@@ -665,6 +680,7 @@ def test_the_sandbox_filter_and_metric_names_are_the_specs(runai_spec: ApiSpec) 
     for key, fields, dates in (
         ("GET /api/v1/workloads", sandbox_runai.WORKLOAD_FIELDS, sandbox_runai.WORKLOAD_DATES),
         ("GET /api/v1/org-unit/projects", sandbox_runai.PROJECT_FIELDS, sandbox_runai.PROJECT_DATES),
+        ("GET /api/v1/workloads/pods", sandbox_runai.POD_FIELDS, sandbox_runai.POD_DATES),
     ):
         op = _operation(runai_spec, key)
         pattern = (runai_spec.item_schema(op.params[("query", "filterBy")]["schema"]) or {})["pattern"]

@@ -3843,6 +3843,290 @@ def xid48_dbe_in_healthcheck_log() -> dict[str, Any]:
     )
 
 
+# ============================================================================ neighbours on the node (issue 19 §2)
+def _neighbour(
+    c: RunaiCase,
+    name: str,
+    *,
+    project: str,
+    pid: str,
+    node: str,
+    img: str,
+    created: str,
+    ends: list[str],
+    k8s_phase: str = "Error",
+    type_: str = "Training",
+) -> dict[str, Any]:
+    """Another workload (in ``project``) whose pods on ``node`` failed at ``ends``: what the Run:ai pods list of
+    every workload shows of it (``GET /api/v1/workloads/pods``); nothing of it is in Tier 2."""
+    e = c.workload(name, created=created, phase="Failed", phase_at=at(ends[-1], seconds=3), image=img, type_=type_)
+    w = e["workload"]
+    w.update({"projectName": project, "projectId": pid, "namespace": f"runai-{project}"})
+    for i, end in enumerate(ends):
+        pod = c.t1pod(
+            e,
+            f"{name}-{i}-0",
+            node=node,
+            k8s_phase=k8s_phase,
+            created=at(end, minutes=-3) if i else created,
+            updated=end,
+            completed=end,
+            containers=[(name, img, None if k8s_phase == "UnexpectedAdmissionError" else at(end, minutes=-2))],
+        )
+        pod.update({"projectName": project, "projectId": pid})
+    c.phase(e, "Running", at(created, minutes=1))
+    c.phase(e, "Failed", at(ends[-1], seconds=3))
+    return e
+
+
+@case
+def xid79_node1_neighbours_failed() -> dict[str, Any]:
+    slug, now = "xid79-node-event-other-workloads-failed-same-node", "2024-04-05T22:30:00Z"
+    node, xid_at, end = "node1", "2024-04-05T21:29:39Z", "2024-04-05T21:29:41Z"
+    log = "step 8800 | loss 0.0912 | 3.2 it/s\nstep 8850 | loss 0.0907 | 3.2 it/s\n" + _torch_traceback(
+        [("/workspace/train_lora.py", 96, "training_step", "loss.backward()")],
+        ["RuntimeError: CUDA error: unknown error", *CUDA_ASYNC],
+    )
+
+    def node_event(c: RunaiCase, e: dict[str, Any]) -> None:
+        c.k8s_event(
+            node,
+            "XidError",
+            "NVRM: Xid (PCI:0000:a1:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+            xid_at,
+            kind="Node",
+            component="gpu-health-monitor",
+        )
+
+    c, _ = _single_failed(
+        slug,
+        now=now,
+        project="genai",
+        pid="41",
+        name="sdxl-lora-ft",
+        node=node,
+        img="nvcr.io/nvidia/pytorch:24.03-py3",
+        created="2024-04-05T19:02:00Z",
+        run_at="2024-04-05T19:04:10Z",
+        end=end,
+        exit_code=1,
+        reason="Error",
+        log=log,
+        gpu=1,
+        memory="48Gi",
+        command="python train_lora.py --config sdxl.yaml",
+        product="NVIDIA-GeForce-RTX-4090",
+        extra_events=node_event,
+        node_kw={"allocatable_gpus": 7, "kernel": "5.15.0-101-generic", "runtime": "containerd://1.7.13"},
+    )
+    img = "ghcr.io/example/inference-server:2.4"
+    _neighbour(
+        c,
+        "sd-serve",
+        project="genai",
+        pid="41",
+        node=node,
+        img=img,
+        created="2024-04-05T18:00:00Z",
+        ends=["2024-04-05T21:29:40Z", "2024-04-05T21:33:12Z", "2024-04-05T21:38:40Z"],
+        type_="Inference",
+    )
+    _neighbour(
+        c,
+        "llm-eval-12",
+        project="eval",
+        pid="77",
+        node=node,
+        img=img,
+        created="2024-04-05T20:40:00Z",
+        ends=["2024-04-05T21:29:42Z"],
+    )
+    _neighbour(
+        c,
+        "nightly-bench",
+        project="eval",
+        pid="77",
+        node=node,
+        img=img,
+        created="2024-04-05T20:00:00Z",
+        ends=["2024-04-05T20:41:05Z"],
+    )  # 48 min earlier: not a neighbour
+    _neighbour(
+        c,
+        "whisper-ft",
+        project="genai",
+        pid="41",
+        node="node2",
+        img=img,
+        created="2024-04-05T20:00:00Z",
+        ends=["2024-04-05T21:29:45Z"],
+    )  # another node
+    return c.document(
+        description=(
+            "An 8x RTX 4090 provider node: at 21:29:39 dmesg logs 'NVRM: Xid (PCI:0000:a1:00): 79, pid='<unknown>', "
+            "name=<unknown>, GPU has fallen off the bus.' (here a Node event from the GPU health monitor) and "
+            "nvidia-smi then answers 'Unable to determine the device handle for GPU0000:A1:00.0: Unknown Error'; "
+            "the provider keeps spewing failed pods. The asked LoRA job on that node dies 2 s later with a bare "
+            "'CUDA error: unknown error' (illustrative log): NODE_FAILURE. The other workloads whose pods failed "
+            "on node1 within 15 min (an inference service recreated three times, an eval job) are named as "
+            "supporting evidence; a job that failed there 48 min earlier and one on node2 are not."
+        ),
+        source="https://github.com/akash-network/support/issues/209",
+        now=now,
+        ask={
+            "text": "why did sdxl-lora-ft crash with CUDA unknown error?",
+            "workload_name": "sdxl-lora-ft",
+            "intent": "terminal",
+        },
+        expect={
+            "outcome": "diagnosed",
+            "category": "NODE_FAILURE",
+            "mentions": ["79", node, "2 other workloads' pods on node node1", "sd-serve (3 pods)", "llm-eval-12"],
+            "never_mentions": ["nightly-bench", "whisper-ft"],
+        },
+    )
+
+
+@case
+def gpu_lost_admission_neighbours() -> dict[str, Any]:
+    slug, now = "nvml-gpu-lost-admission-every-pod-neighbours", "2021-03-05T10:30:00Z"
+    node = "node-11"
+    msg = (
+        "Pod Allocate failed due to device plugin GetPreferredAllocation rpc failed with err: rpc error: code = "
+        "Unknown desc = Unable to retrieve list of available devices: error creating nvml.Device 3: nvml: GPU is "
+        "lost, which is unexpected"
+    )
+    c = _rejected(
+        slug,
+        now=now,
+        project="speech",
+        pid="23",
+        name="asr-align",
+        node=node,
+        img="registry.example.com/speech/asr-align:0.9.1",
+        created="2021-03-05T09:41:00Z",
+        reason="UnexpectedAdmissionError",
+        message=msg,
+        tier2=False,
+        product="NVIDIA-A100-PCIE-40GB",
+        command="python align.py --shard 3",
+    )
+    img = "registry.example.com/speech/transcribe-api:3.2"
+    ends = [at("2021-03-05T09:36:30Z", minutes=2 * i) for i in range(6)]  # the Deployment's pods, recreated
+    _neighbour(
+        c,
+        "transcribe-api",
+        project="speech",
+        pid="23",
+        node=node,
+        img=img,
+        created="2021-03-04T08:00:00Z",
+        ends=ends,
+        k8s_phase="UnexpectedAdmissionError",
+        type_="Inference",
+    )
+    _neighbour(
+        c,
+        "kws-train",
+        project="research",
+        pid="31",
+        node=node,
+        img=img,
+        created="2021-03-05T09:40:00Z",
+        ends=["2021-03-05T09:40:04Z"],
+        k8s_phase="UnexpectedAdmissionError",
+    )
+    return c.document(
+        description=(
+            "A node with 4 GPUs: one GPU crashed ('nvml: GPU is lost'; nvidia-smi: 'Unable to determine the device "
+            "handle for GPU 0000:C1:00.0: GPU is lost. Reboot the system to recover this GPU'), and from then on "
+            "every pod scheduled on the node fails admission with the device plugin's GetPreferredAllocation error "
+            "(UnexpectedAdmissionError), the 3 healthy GPUs unallocatable; a Deployment keeps recreating its pods "
+            "there (the report saw 12k failed pods). Tier 1 only: the asked job never started, NODE_FAILURE. The "
+            "other workloads rejected on node-11 within 15 min (the Deployment's 6 pods, a training job) are named "
+            "as supporting evidence."
+        ),
+        source="https://github.com/NVIDIA/k8s-device-plugin/issues/231",
+        now=now,
+        ask={"text": "why did asr-align fail?", "workload_name": "asr-align", "intent": "terminal"},
+        expect={
+            "outcome": "diagnosed",
+            "category": "NODE_FAILURE",
+            "mentions": ["GPU is lost", node, "2 other workloads' pods on node node-11", "transcribe-api (6 pods)"],
+        },
+        tier2=False,
+    )
+
+
+@case
+def unknown_137_neighbours_killed_same_minute() -> dict[str, Any]:
+    slug, now = "exit-137-unexplained-other-workloads-killed-same-node", "2022-05-26T16:00:00Z"
+    node, run_at, end = "c022", "2022-05-26T14:31:20Z", "2022-05-26T14:39:22Z"
+    log = "".join(f"{1653575600.5 + 120 * i:.7f}\n" for i in range(4))  # print(time.time()) every 2 min
+    c, _ = _single_failed(
+        slug,
+        now=now,
+        project="chem",
+        pid="64",
+        name="test-gpu-crash",
+        node=node,
+        img="registry.example.com/chem/python:3.9",
+        created="2022-05-26T14:30:55Z",
+        run_at=run_at,
+        end=end,
+        exit_code=137,
+        reason="Error",
+        log=log,
+        gpu=1,
+        memory="16Gi",
+        command="python test.py",
+        product="NVIDIA-A100-SXM4-40GB",
+    )
+    img = "registry.example.com/chem/python:3.9"
+    _neighbour(
+        c,
+        "dft-relax-17",
+        project="chem",
+        pid="64",
+        node=node,
+        img=img,
+        created="2022-05-26T12:10:00Z",
+        ends=["2022-05-26T14:39:21Z"],
+    )
+    _neighbour(
+        c,
+        "md-sim-ligand",
+        project="bio",
+        pid="65",
+        node=node,
+        img=img,
+        created="2022-05-26T13:05:00Z",
+        ends=["2022-05-26T14:39:23Z"],
+    )
+    return c.document(
+        description=(
+            "A trivial GPU job (a loop that sleeps 120 s and prints time.time(); the printed values are "
+            "illustrative) 'failed after 8 mins for no reason' on node c022, 'possibly on all gpu nodes'; the "
+            "cluster's kill bot turned out to have gone rogue. Here: exit 137, reason Error, no OOMKilled, no "
+            "event naming a sender: UNKNOWN. Two other workloads' pods on c022 were killed within the same "
+            "two seconds: supporting evidence that the cause is outside the job, which never changes the category "
+            "on its own."
+        ),
+        source="https://github.com/ArjunaCluster/ArjunaUsers/issues/134",
+        now=now,
+        ask={
+            "text": "test-gpu-crash failed after 8 minutes for no reason, why?",
+            "workload_name": "test-gpu-crash",
+            "intent": "terminal",
+        },
+        expect={
+            "outcome": "diagnosed",
+            "category": "UNKNOWN",
+            "mentions": ["137", node, "2 other workloads' pods on node c022", "dft-relax-17", "md-sim-ligand"],
+        },
+    )
+
+
 def main() -> int:
     out_dir, pend_dir = HERE / "cases", HERE / "pending"
     out_dir.mkdir(exist_ok=True)
