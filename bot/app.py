@@ -4,7 +4,8 @@ health port serves the last three).
 
 The Web API client's ``base_url`` comes from ``SLACK_API_URL`` and carries retry handlers for
 connection errors, 429 (``Retry-After``) and 5xx; its session reads no answer longer than
-``WD_MAX_BODY_BYTES`` (:class:`BoundedSlackResponse`). Diagnoses run after the ack in tracked tasks
+``WD_MAX_BODY_BYTES`` (:class:`bot.slack_http.BoundedSlackResponse`; ``response_url`` answers alike).
+Diagnoses run after the ack in tracked tasks
 that are drained on shutdown (SIGTERM).
 
 ``POST /slack/events`` (:func:`http_app`, issue 15 §1 and §5) checks before reading a byte of the body that the
@@ -50,9 +51,12 @@ from starlette.routing import Route
 from bot.policy import Policy
 from bot.scheduler import DigestScheduler
 from bot.settings import Settings
+from bot.slack_http import BoundedSlackResponse as BoundedSlackResponse
+from bot.slack_http import SlackBodyTooLarge as SlackBodyTooLarge
+from bot.slack_http import bounded_response_class
 from bot.state import Store
 from bot.tasks import TaskTracker
-from diagnosis import errors, metrics
+from diagnosis import metrics
 from diagnosis.answer import Backends, preload
 from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.http import close_shared_connections, share_connections
@@ -78,45 +82,6 @@ def slack_call_metrics() -> aiohttp.TraceConfig:
     trace.on_request_end.append(on_end)
     trace.on_request_exception.append(on_error)
     return trace
-
-
-class SlackBodyTooLarge(errors.BodyTooLarge, aiohttp.ClientPayloadError):
-    """A Slack Web API answer longer than the cap (an ``aiohttp.ClientPayloadError`` too: a broken answer)."""
-
-
-class BoundedSlackResponse(aiohttp.ClientResponse):
-    """An aiohttp response whose body is read at most :attr:`max_body_bytes` bytes (``WD_MAX_BODY_BYTES``): the
-    Slack SDK reads every answer whole (``await resp.text()``). The session's ``timeout`` (15 s total) is the
-    wall clock. Raises :class:`SlackBodyTooLarge` past the cap, or on a ``Content-Length`` above it before a
-    byte is read; the connection is closed, never reused."""
-
-    max_body_bytes: int = 0  # bytes; 0: no cap (set by :func:`bounded_response_class`)
-
-    async def read(self) -> bytes:
-        if self._body is None:
-            limit = self.max_body_bytes
-            try:
-                declared = self.content_length
-                if limit and declared is not None and declared > limit:
-                    raise SlackBodyTooLarge(self.status, self.url.path, limit, 0)
-                parts: list[bytes] = []
-                received = 0
-                while chunk := await self.content.read(64 * 1024):
-                    received += len(chunk)
-                    if limit and received > limit:
-                        raise SlackBodyTooLarge(self.status, self.url.path, limit, received)
-                    parts.append(chunk)
-                self._body = b"".join(parts)
-            except BaseException:
-                self.close()
-                raise
-        return await super().read()  # the body is in place: the base class only waits for the release
-
-
-def bounded_response_class(limit: int | None = None) -> type[BoundedSlackResponse]:
-    """:class:`BoundedSlackResponse` capped at ``limit`` bytes (default ``WD_MAX_BODY_BYTES``)."""
-    cap = limit if limit is not None else env_max_body_bytes()
-    return type("BoundedSlackResponse", (BoundedSlackResponse,), {"max_body_bytes": cap})
 
 
 def web_client(settings: Settings) -> AsyncWebClient:

@@ -53,7 +53,7 @@ class NotAsked(LookupError):
     spec endpoint). ``str(exc)`` is the whole plain-language ``why`` of the gap."""
 
 
-def _size(n: int) -> str:
+def size(n: int) -> str:
     """``n`` bytes as a person reads it: ``"16 MiB"``, ``"64 KiB"``, ``"900 bytes"``."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= scale:
@@ -88,7 +88,7 @@ class BodyTooLarge(BodyCut):
         super().__init__(
             status,
             path,
-            f"the answer was cut at {_size(limit)} (WD_MAX_BODY_BYTES): the server sent more than that",
+            f"the answer was cut at {size(limit)} (WD_MAX_BODY_BYTES): the server sent more than that",
             received,
         )
 
@@ -101,6 +101,6 @@ class BodyTooSlow(BodyCut):
         super().__init__(
             status,
             path,
-            f"the answer was cut after {seconds:g} s: its body was still arriving ({_size(received)} read)",
+            f"the answer was cut after {seconds:g} s: its body was still arriving ({size(received)} read)",
             received,
         )

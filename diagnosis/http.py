@@ -17,7 +17,9 @@
    ``body_seconds`` of wall clock after its headers (``WD_DEADLINE``); past either, reading stops, the
    connection is dropped and the read raises :class:`BodyTooLargeError` / :class:`BodyTooSlowError` (a
    :class:`diagnosis.errors.BodyCut` and an ``httpx.ReadError``), which every caller already turns into a
-   named gap. A ``Content-Length`` above the cap is refused before a byte of the body is read.
+   named gap. A ``Content-Length`` above the cap is refused before a byte of the body is read. A **tail
+   stream** (:data:`TAIL_STREAM`: a log whose end matters, which its reader keeps the last bytes of in a ring)
+   has no byte cap, only the wall clock (issue 22 §2).
 
 The clients then read like the API reference: one method per endpoint, no retry loops.
 
@@ -60,6 +62,7 @@ from diagnosis.config import DEFAULT_MAX_BODY_BYTES
 from diagnosis.config import body_seconds as env_body_seconds
 from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.redact import sanitize
+from diagnosis.tail import TailRing
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +105,23 @@ class BodyTooSlowError(errors.BodyTooSlow, httpx.ReadError):
 _ZLIB_ENCODINGS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
 
 
-class _BoundedBody(httpx.AsyncByteStream):
-    """The body of one answer, read at most ``limit`` bytes and ``seconds`` of wall clock after its headers.
+#: Bytes of decoded (gzip/deflate) body produced at a time: a compressed chunk never expands past this in memory.
+_PIECE = 64 * 1024
+#: The request extension that marks a **tail stream** (``client.stream(..., extensions={TAIL_STREAM: True})``):
+#: a text stream whose end matters (an OSMO log), which its reader keeps the last bytes of in a ring
+#: (:class:`diagnosis.tail.TailRing`) and stops at a wall clock of its own. Its body is bounded by the wall clock
+#: (``body_seconds``) and not by ``max_body_bytes`` (issue 22 §2): a log longer than the cap keeps its end
+#: instead of ending in a read error at the cap.
+TAIL_STREAM = "workload_doctor.tail_stream"
 
-    ``encoding`` (gzip or deflate) is decoded here, chunk by chunk with zlib's ``max_length``, so ``limit``
-    bounds the decoded bytes and no chunk can expand past it; the caller's response then carries no
-    ``Content-Encoding``. Raises :class:`BodyTooLargeError` or :class:`BodyTooSlowError` from the
+
+class _BoundedBody(httpx.AsyncByteStream):
+    """The body of one answer, read at most ``limit`` bytes (None: no byte cap, a tail stream) and ``seconds`` of
+    wall clock after its headers.
+
+    ``encoding`` (gzip or deflate) is decoded here, in pieces of at most :data:`_PIECE` bytes (and, with a cap,
+    never past it), so ``limit`` bounds the decoded bytes and no chunk can expand in memory; the caller's response
+    then carries no ``Content-Encoding``. Raises :class:`BodyTooLargeError` or :class:`BodyTooSlowError` from the
     iteration; closing it closes the connection's stream (an unfinished body is never reused)."""
 
     def __init__(
@@ -115,7 +129,7 @@ class _BoundedBody(httpx.AsyncByteStream):
         inner: Any,
         request: httpx.Request,
         status: int,
-        limit: int,
+        limit: int | None,
         seconds: float,
         declared: int | None = None,
         encoding: str = "",
@@ -127,16 +141,20 @@ class _BoundedBody(httpx.AsyncByteStream):
         self.seconds = seconds
         self.declared = declared
         self.wbits = _ZLIB_ENCODINGS.get(encoding)
+        self.decoder: Any = None
 
     def _too_large(self, received: int) -> BodyTooLargeError:
-        return BodyTooLargeError(self.request, self.status, self.limit, received)
+        return BodyTooLargeError(self.request, self.status, self.limit or 0, received)
+
+    def _over(self, received: int) -> bool:
+        return self.limit is not None and received > self.limit
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        if self.declared is not None and self.declared > self.limit:
+        if self.limit is not None and self.declared is not None and self.declared > self.limit:
             raise self._too_large(0)  # refused on its Content-Length: not one byte of it is read
         received = 0
         end = time.monotonic() + self.seconds
-        decoder = zlib.decompressobj(self.wbits) if self.wbits is not None else None
+        self.decoder = zlib.decompressobj(self.wbits) if self.wbits is not None else None
         chunks = self.inner.__aiter__()
         while True:
             try:
@@ -147,41 +165,54 @@ class _BoundedBody(httpx.AsyncByteStream):
                 break
             except TimeoutError:
                 raise BodyTooSlowError(self.request, self.status, self.seconds, received) from None
-            if decoder is not None:
-                chunk = self._inflate(decoder, chunk, received)
-            received += len(chunk)
-            if received > self.limit:
-                raise self._too_large(received)
-            if chunk:
-                yield chunk
-        if decoder is not None:
-            tail = decoder.flush()
-            if received + len(tail) > self.limit:
+            for piece in self._decoded(chunk, received):
+                received += len(piece)
+                if self._over(received):
+                    raise self._too_large(received)
+                yield piece
+            if time.monotonic() > end:  # a compressed chunk may take a while to decode
+                raise BodyTooSlowError(self.request, self.status, self.seconds, received)
+        if self.decoder is not None:
+            tail = self.decoder.flush()
+            if self._over(received + len(tail)):
                 raise self._too_large(received + len(tail))
             if tail:
                 yield tail
 
-    def _inflate(self, decoder: Any, chunk: bytes, received: int) -> bytes:
-        room = self.limit - received
-        try:
-            out: bytes = decoder.decompress(chunk, room + 1)
-        except zlib.error as exc:
-            if self.wbits == zlib.MAX_WBITS and received == 0:
-                # "deflate" sent raw (no zlib header), as some servers do: httpx accepts both, and so does this
-                self.wbits = -zlib.MAX_WBITS
-                return self._inflate(zlib.decompressobj(self.wbits), chunk, received)
-            raise httpx.DecodingError(f"{type(exc).__name__}: {exc}", request=self.request) from exc
-        if len(out) > room:
-            raise self._too_large(received + len(out))
-        return out
+    def _decoded(self, chunk: bytes, received: int) -> Iterator[bytes]:
+        """``chunk`` as it came (no encoding), or decoded in pieces of at most :data:`_PIECE` bytes, none past the
+        cap (``received`` bytes came before it): the caller stops at the first piece over it."""
+        if self.decoder is None:
+            if chunk:
+                yield chunk
+            return
+        data = chunk
+        while data:
+            room = _PIECE if self.limit is None else max(1, min(_PIECE, self.limit - received + 1))
+            try:
+                out: bytes = self.decoder.decompress(data, room)
+            except zlib.error as exc:
+                if self.wbits == zlib.MAX_WBITS and received == 0:
+                    # "deflate" sent raw (no zlib header), as some servers do: httpx accepts both, and so does this
+                    self.wbits = -zlib.MAX_WBITS
+                    self.decoder = zlib.decompressobj(self.wbits)
+                    continue
+                raise httpx.DecodingError(f"{type(exc).__name__}: {exc}", request=self.request) from exc
+            data = self.decoder.unconsumed_tail
+            received += len(out)
+            if out:
+                yield out
+            if self._over(received):
+                return
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
 
-def bound_body(response: httpx.Response, request: httpx.Request, limit: int, seconds: float) -> httpx.Response:
-    """Put ``response``'s body behind :class:`_BoundedBody` (``limit`` bytes, ``seconds`` wall clock) and return
-    it. A gzip/deflate body is decoded by the bound, so its ``Content-Encoding`` is removed."""
+def bound_body(response: httpx.Response, request: httpx.Request, limit: int | None, seconds: float) -> httpx.Response:
+    """Put ``response``'s body behind :class:`_BoundedBody` (``limit`` bytes, None for no byte cap; ``seconds``
+    wall clock) and return it. A gzip/deflate body is decoded by the bound, so its ``Content-Encoding`` is
+    removed."""
     declared: int | None = None
     raw_length = response.headers.get("content-length")
     if raw_length is not None and raw_length.strip().isdigit():
@@ -242,8 +273,11 @@ class ResponseRecorder:
         self.responses.append(response)
         return response
 
-    def observe(self, request: httpx.Request, attempts: list[int | None], response: httpx.Response) -> httpx.Response:
-        """Keep ``response`` (its body as the caller reads it, through a tee on the stream) and return it."""
+    def observe(
+        self, request: httpx.Request, attempts: list[int | None], response: httpx.Response, keep: int | None = None
+    ) -> httpx.Response:
+        """Keep ``response`` (its body as the caller reads it, through a tee on the stream) and return it; ``keep``
+        bytes: a tail stream (:data:`TAIL_STREAM`) is kept as its last ``keep`` bytes, as its reader keeps it."""
         if request.method.upper() != "GET":
             return response  # token exchanges: never kept
         encoding = response.headers.get("content-encoding", "")
@@ -262,7 +296,7 @@ class ResponseRecorder:
         try:
             entry.body, entry.complete = response.content, True  # a transport that read the body already
         except httpx.ResponseNotRead:
-            response.stream = _TeeStream(response.stream, entry, encoding)
+            response.stream = _TeeStream(response.stream, entry, encoding, keep)
         return response
 
     def failed(self, request: httpx.Request, attempts: list[int | None], exc: BaseException) -> None:
@@ -274,23 +308,35 @@ class ResponseRecorder:
 
 
 class _TeeStream(httpx.AsyncByteStream):
-    """A response stream that copies what the client reads into a :class:`RecordedResponse`."""
+    """A response stream that copies what the client reads into a :class:`RecordedResponse`; with ``keep``, only
+    its last ``keep`` bytes (a tail stream, stored when it ends or is closed)."""
 
-    def __init__(self, inner: Any, entry: RecordedResponse, encoding: str) -> None:
+    def __init__(self, inner: Any, entry: RecordedResponse, encoding: str, keep: int | None = None) -> None:
         self.inner = inner
         self.entry = entry
         self.encoding = encoding
         self.chunks: list[bytes] = []
+        self.ring = TailRing(keep) if keep is not None else None
+        self.done = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self.inner:
-            self.chunks.append(chunk)
-            self._store(complete=False)
+            if self.ring is not None:
+                self.ring.add(chunk)
+            else:
+                self.chunks.append(chunk)
+                self._store(complete=False)
             yield chunk
+        self.done = True
         self._store(complete=True)
 
+    async def aclose(self) -> None:
+        if self.ring is not None and not self.done:
+            self._store(complete=False)
+        await self.inner.aclose()
+
     def _store(self, complete: bool) -> None:
-        raw = b"".join(self.chunks)
+        raw = self.ring.tail().data if self.ring is not None else b"".join(self.chunks)
         if self.encoding and self.encoding != "identity":
             try:
                 raw = httpx.Response(200, headers={"content-encoding": self.encoding}, content=raw).content
@@ -298,9 +344,6 @@ class _TeeStream(httpx.AsyncByteStream):
                 pass  # a cut compressed stream: keep what cannot be decoded as it came
         self.entry.body = raw
         self.entry.complete = complete
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 #: The active recorder; None (the default) records nothing.
@@ -417,7 +460,9 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 raise
             self._record(request, response.status_code, time.perf_counter() - t0, attempt, started, None)
             statuses.append(response.status_code)
-            bound_body(response, request, self.max_body_bytes, self.body_seconds)
+            # a tail stream is bounded by its reader's ring and the wall clock, not by the bytes read (issue 22 §2)
+            limit = None if request.extensions.get(TAIL_STREAM) else self.max_body_bytes
+            bound_body(response, request, limit, self.body_seconds)
             if response.status_code in RETRY_STATUSES and attempt < self.retry.limit_for(response.status_code):
                 # drained before the next attempt (the connection goes back to the pool) within the same bound;
                 # a cut error body only means this connection is dropped instead
@@ -449,7 +494,8 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         except Exception as exc:
             recorder.failed(request, statuses, exc)
             raise
-        return recorder.observe(request, statuses, response)
+        keep = self.max_body_bytes if request.extensions.get(TAIL_STREAM) else None
+        return recorder.observe(request, statuses, response, keep)
 
     def _record(
         self,

@@ -9,16 +9,24 @@ Read-only is enforced where the installed ``kubernetes`` package really sends (s
 Retries (GET only, on 429/5xx) are urllib3's, configured here.
 
 Every body is bounded where it is read (:func:`read_bounded`, issue 15 §1): at most ``WD_MAX_BODY_BYTES`` bytes
-and the request's read timeout of wall clock, whatever the server sends (one that ignores ``limitBytes`` and
-streams a log forever, or sends headers and then nothing). Past either, the connection is closed and the read
-raises :class:`~diagnosis.errors.BodyTooLarge` / :class:`~diagnosis.errors.BodyTooSlow`: that one read becomes a
-gap, its worker thread is free again, and the process can exit.
+and the request's read timeout of wall clock, whatever the server sends (an endless body, or headers and then
+nothing). Past either, the connection is closed and the read raises :class:`~diagnosis.errors.BodyTooLarge` /
+:class:`~diagnosis.errors.BodyTooSlow`: that one read becomes a gap, its worker thread is free again, and the
+process can exit.
+
+A log tail keeps its end instead (issue 22 §2). The API server applies ``limitBytes`` to the start of the
+``tailLines`` it returns, so a tail longer than :data:`LOG_LIMIT_BYTES` would lose its newest lines, where the
+error is. :meth:`Tier2Source.read_log` asks with ``limitBytes`` (one round trip for most logs) and reads the answer
+as a tail (:func:`read_tail`: its last :data:`LOG_LIMIT_BYTES`, as whole lines, within :data:`LOG_SECONDS`, however
+much a server that ignores ``limitBytes`` sends); an answer that fills ``limitBytes`` is asked again without it and
+read the same way. :class:`LogTail` says how much was skipped.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import io
 import json
 import os
@@ -27,7 +35,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -44,12 +52,16 @@ from diagnosis.config import KubeConfig
 from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.fetched import Call, Fetched, Read, describe_error, reads
 from diagnosis.http import RECORDER, ReadOnlyViolation, RecordedResponse
+from diagnosis.tail import Tail, TailRing
 from diagnosis.units import parse_time
 
 T = TypeVar("T")
 LOG_TAIL_LINES = 200
 LOG_LIMIT_BYTES = 64 * 1024
 REQUEST_TIMEOUT = (5.0, 15.0)
+#: Wall-clock seconds a log tail is read for at most (issue 22 §2): a tail of 200 lines takes far less; a log that
+#: never ends (a server ignoring ``tailLines`` and ``limitBytes``) stops here, its end kept.
+LOG_SECONDS = 5.0
 #: Wall-clock seconds one body may take after its headers when the request names no read timeout.
 BODY_SECONDS = 15.0
 #: Bytes asked of the socket per read while a body is read (the cap is checked between reads).
@@ -141,26 +153,20 @@ def _socket_of(response: urllib3.HTTPResponse) -> socket.socket | None:
     return sock if isinstance(sock, socket.socket) else None
 
 
-def read_bounded(
-    response: urllib3.HTTPResponse, path: str, *, limit: int, seconds: float, read_timeout: float | None = None
-) -> bytes:
-    """The whole (decoded) body of ``response`` (a urllib3 response opened with ``preload_content=False``), read
-    in chunks: at most ``limit`` bytes and ``seconds`` of wall clock from now.
+def _body_chunks(
+    response: urllib3.HTTPResponse, path: str, seconds: float, read_timeout: float | None
+) -> Generator[bytes]:
+    """The (decoded) chunks of ``response``'s body (a urllib3 response opened with ``preload_content=False``) as
+    they arrive, for at most ``seconds`` of wall clock from now: past it, raises
+    :class:`~diagnosis.errors.BodyTooSlow`.
 
     Each socket read waits at most the time left (and at most ``read_timeout`` seconds, the request's own), so a
     server that sends nothing cannot hold the thread past ``seconds``. A body read to its end gives its
-    connection back to the pool; a cut one closes it (unread bytes must never reach the next request).
-    Raises :class:`~diagnosis.errors.BodyTooLarge` (more than ``limit`` bytes, or a ``Content-Length`` above it:
-    then nothing is read), :class:`~diagnosis.errors.BodyTooSlow` (the wall clock), or what urllib3 raises for a
-    broken read."""
+    connection back to the pool; one left unfinished (an error, or the generator closed) closes it (unread bytes
+    must never reach the next request)."""
     status = int(response.status or 0)
-    declared = response.headers.get("content-length")
-    if declared is not None and declared.strip().isdigit() and int(declared.strip()) > limit:
-        response.close()
-        raise errors.BodyTooLarge(status, path, limit, 0)
     end = time.monotonic() + seconds
     sock = _socket_of(response)
-    chunks: list[bytes] = []
     received = 0
     done = False
     try:
@@ -182,17 +188,67 @@ def read_bounded(
                 raise
             if not chunk:
                 done = True
-                break
+                return
             received += len(chunk)
-            if received > limit:
-                raise errors.BodyTooLarge(status, path, limit, received)
-            chunks.append(chunk)
+            yield chunk
     finally:
         if done:
             response.release_conn()
         else:
             response.close()
-    return b"".join(chunks)
+
+
+def read_bounded(
+    response: urllib3.HTTPResponse, path: str, *, limit: int, seconds: float, read_timeout: float | None = None
+) -> bytes:
+    """The whole (decoded) body of ``response`` (see :func:`_body_chunks`), read in chunks: at most ``limit`` bytes
+    and ``seconds`` of wall clock from now.
+
+    Raises :class:`~diagnosis.errors.BodyTooLarge` (more than ``limit`` bytes, or a ``Content-Length`` above it:
+    then nothing is read), :class:`~diagnosis.errors.BodyTooSlow` (the wall clock), or what urllib3 raises for a
+    broken read."""
+    status = int(response.status or 0)
+    declared = response.headers.get("content-length")
+    if declared is not None and declared.strip().isdigit() and int(declared.strip()) > limit:
+        response.close()
+        raise errors.BodyTooLarge(status, path, limit, 0)
+    parts: list[bytes] = []
+    received = 0
+    with contextlib.closing(_body_chunks(response, path, seconds, read_timeout)) as chunks:
+        for chunk in chunks:
+            received += len(chunk)
+            if received > limit:
+                raise errors.BodyTooLarge(status, path, limit, received)
+            parts.append(chunk)
+    return b"".join(parts)
+
+
+def read_tail(
+    response: urllib3.HTTPResponse, path: str, *, keep: int, seconds: float, read_timeout: float | None = None
+) -> Tail:
+    """The end of ``response``'s body (see :func:`_body_chunks`): its last ``keep`` bytes, as whole lines
+    (:class:`~diagnosis.tail.TailRing`), read for at most ``seconds`` of wall clock, however many bytes come
+    (issue 22 §2: a log's end is where its error is; memory and time bound the read, not its length).
+
+    A body still arriving at the wall clock is stopped there, and one whose connection breaks ends there: what
+    was kept is returned (``stopped``, ``broken``), unless it holds no whole line, when the error is raised
+    (:class:`~diagnosis.errors.BodyTooSlow`, or urllib3's): nothing of it is usable."""
+    ring = TailRing(keep)
+    try:
+        with contextlib.closing(_body_chunks(response, path, seconds, read_timeout)) as chunks:
+            for chunk in chunks:
+                ring.add(chunk)
+    except errors.BodyTooSlow:
+        tail = ring.tail(stopped=seconds)
+        if not tail.data:
+            raise
+        return tail
+    except (urllib3.exceptions.HTTPError, OSError):
+        tail = ring.tail(broken=True)
+        if not tail.data:
+            raise
+        return tail
+    return ring.tail()
 
 
 def _preloaded(response: urllib3.HTTPResponse, data: bytes, method: str, url: str) -> urllib3.HTTPResponse:
@@ -222,6 +278,20 @@ def _read_timeout(timeout: Any) -> float | None:
     return None
 
 
+@dataclass
+class _TailRead:
+    """A read whose 2xx body is kept as its last ``keep`` bytes (:func:`read_tail`) instead of whole: set in
+    :data:`_TAIL_READ` around one request, which puts the :class:`~diagnosis.tail.Tail` in ``tail``."""
+
+    keep: int
+    seconds: float = LOG_SECONDS
+    tail: Tail | None = None
+
+
+#: The tail read of the request this thread is sending (see :class:`_TailRead`); None: bodies are read whole.
+_TAIL_READ: contextvars.ContextVar[_TailRead | None] = contextvars.ContextVar("k8s_tail_read", default=None)
+
+
 class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
     """The package's REST client with the guard in front of it and in front of its urllib3 pool.
 
@@ -231,7 +301,9 @@ class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
 
     Every body is read here, bounded (:func:`read_bounded`: ``max_body_bytes`` bytes; the request's read
     timeout, else ``body_seconds``, of wall clock), before the package or a caller sees the response, so
-    ``_preload_content=False`` callers get a body already in memory and error bodies are bounded too.
+    ``_preload_content=False`` callers get a body already in memory and error bodies are bounded too. A log tail
+    asked for with :data:`_TAIL_READ` keeps its last bytes instead (:func:`read_tail`: memory and a wall clock,
+    at most the read timeout, bound it, not its length).
     """
 
     def __init__(
@@ -265,7 +337,15 @@ class _ReadOnlyRESTClient(k8s_rest.RESTClientObject):
             if isinstance(raw, urllib3.HTTPResponse):
                 read_timeout = _read_timeout(kwargs.get("_request_timeout"))
                 seconds = read_timeout or self.body_seconds
-                data = read_bounded(raw, path, limit=self.max_body_bytes, seconds=seconds, read_timeout=read_timeout)
+                wanted = _TAIL_READ.get()
+                if wanted is not None and 200 <= int(raw.status or 0) < 300:
+                    seconds = min(seconds, wanted.seconds)
+                    wanted.tail = read_tail(raw, path, keep=wanted.keep, seconds=seconds, read_timeout=read_timeout)
+                    data = wanted.tail.data
+                else:
+                    data = read_bounded(
+                        raw, path, limit=self.max_body_bytes, seconds=seconds, read_timeout=read_timeout
+                    )
                 response.response = _preloaded(raw, data, method, url)
         except ApiException as exc:
             metrics.request("kubernetes", method, path, exc.status or "error")
@@ -323,6 +403,58 @@ def _whole_lines(data: bytes, limit: int) -> bytes:
         return data
     cut = data.rfind(b"\n")
     return data[: cut + 1] if cut >= 0 else b""
+
+
+@dataclass(frozen=True)
+class LogTail:
+    """A container's log tail as read (issue 22 §2): ``text`` its newest whole lines, at most
+    :data:`LOG_LIMIT_BYTES` (UTF-8, decoded lossily); ``skipped`` the bytes of the tail before ``text``, not
+    shown; ``stopped`` the wall-clock seconds after which the read was stopped, ``broken`` whether its connection
+    broke (either way its newest lines may be missing); ``unread`` why the end of a tail that filled
+    ``limitBytes`` could not be read (``text`` is then its start)."""
+
+    text: str
+    skipped: int = 0
+    stopped: float | None = None
+    broken: bool = False
+    unread: str | None = None
+
+    @classmethod
+    def of(cls, tail: Tail) -> LogTail:
+        text = tail.data.decode("utf-8", errors="replace")
+        return cls(text, skipped=tail.skipped, stopped=tail.stopped, broken=tail.broken)
+
+    @property
+    def cut(self) -> bool:
+        """Whether part of the tail is not in :attr:`text`."""
+        return bool(self.skipped) or self.stopped is not None or self.broken or self.unread is not None
+
+    def note(self, container: str, previous: bool) -> str | None:
+        """The report's sentence on what of this log is not shown (None: nothing): how much was skipped, and
+        why. ``container`` and ``previous`` name the log."""
+        whose = f"{'previous ' if previous else ''}log of container {container}"
+        lines, keep = f"last {LOG_TAIL_LINES} lines", errors.size(LOG_LIMIT_BYTES)
+        if self.unread is not None:
+            return (
+                f"The {whose} shown is only the start of its {lines}: they are longer than {keep}, "
+                f"and their end could not be read ({self.unread})."
+            )
+        said: list[str] = []
+        if self.skipped and self.text:
+            said.append(
+                f"The {whose} shown is the end of its {lines}: their first {errors.size(self.skipped)} were skipped "
+                f"(Tier 2 keeps the last {keep} of a log)."
+            )
+        elif self.skipped:
+            said.append(
+                f"The {whose} is not shown: its last line alone is longer than the {keep} Tier 2 "
+                f"keeps ({errors.size(self.skipped)} skipped)."
+            )
+        if self.stopped is not None:
+            said.append(f"The {whose} was still arriving after {self.stopped:g} s: its newest lines may be missing.")
+        elif self.broken:
+            said.append(f"The connection broke while the {whose} was read: its newest lines may be missing.")
+        return " ".join(said) or None
 
 
 def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
@@ -418,6 +550,8 @@ class Tier2Evidence:
     node: dict[str, Any] | None = None
     node_events: list[dict[str, Any]] = field(default_factory=list)
     failures: list[Fetched[Any]] = field(default_factory=list)
+    #: the logs of ``logs`` that are not whole (:attr:`LogTail.cut`): how much was skipped, for the report
+    log_cuts: dict[tuple[str, bool], LogTail] = field(default_factory=dict)
     #: the pod objects of the inspected pod's failing peers, by name (their terminal container states: when each
     #: ended and how, for the incident timeline), read beside it
     peers: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -473,7 +607,10 @@ async def _recorded(path: str, query: list[tuple[str, str]], read: Any) -> Any:
     except Exception as exc:
         recorder.add(RecordedResponse("kubernetes", "GET", path, query, None, [None], error=type(exc).__name__))
         raise
-    data = result if isinstance(result, bytes) else json.dumps(result).encode()
+    if isinstance(result, Tail):
+        data = result.data  # a log tail: the bytes kept
+    else:
+        data = result if isinstance(result, bytes) else json.dumps(result).encode()
     recorder.add(RecordedResponse("kubernetes", "GET", path, query, 200, [200], data))
     return result
 
@@ -539,26 +676,53 @@ class Tier2Source:
         return list(body.get("items") or [])
 
     @reads(lambda namespace, name, container, previous, **_: KubeCalls.log(namespace, name, container, previous))
-    async def read_log(self, namespace: str, name: str, container: str, previous: bool) -> str:
-        """The last :data:`LOG_TAIL_LINES` lines (at most :data:`LOG_LIMIT_BYTES` bytes), decoded lossily."""
+    async def read_log(self, namespace: str, name: str, container: str, previous: bool) -> LogTail:
+        """The end of the last :data:`LOG_TAIL_LINES` lines: at most :data:`LOG_LIMIT_BYTES` of whole lines.
 
-        def call() -> bytes:
-            response = self.core.read_namespaced_pod_log(
+        Asked with ``limitBytes`` first: most tails are shorter, and that is the one round trip. The server applies
+        ``limitBytes`` to the start of the tail, so an answer that fills it lacks the newest lines: the tail is
+        then asked again without it and read as a stream whose last bytes are kept (:func:`read_tail`). A server
+        that ignores ``limitBytes`` has its answer trimmed the same way (its end kept)."""
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/log"
+        query = [("container", container), ("previous", str(previous).lower()), ("tailLines", str(LOG_TAIL_LINES))]
+        limited: Tail = await _recorded(
+            path,
+            [*query, ("limitBytes", str(LOG_LIMIT_BYTES))],
+            in_thread(self._log_tail, namespace, name, container, previous, LOG_LIMIT_BYTES),
+        )
+        if limited.received != LOG_LIMIT_BYTES or limited.stopped is not None or limited.broken:
+            return LogTail.of(limited)  # the whole tail, or the end of what a server ignoring limitBytes sent
+        try:
+            whole: Tail = await _recorded(
+                path, query, in_thread(self._log_tail, namespace, name, container, previous, None)
+            )
+        except ReadOnlyViolation:
+            raise
+        except Exception as exc:
+            start = _whole_lines(limited.data, LOG_LIMIT_BYTES).decode("utf-8", errors="replace")
+            return LogTail(start, unread=describe_tier2_error(exc))
+        return LogTail.of(whole)
+
+    def _log_tail(self, namespace: str, name: str, container: str, previous: bool, limit_bytes: int | None) -> Tail:
+        """One blocking log read (``limit_bytes`` None: without ``limitBytes``), its body kept as a tail."""
+        wanted = _TailRead(LOG_LIMIT_BYTES, LOG_SECONDS)
+        token = _TAIL_READ.set(wanted)
+        try:
+            self.core.read_namespaced_pod_log(
                 name,
                 namespace,
                 container=container,
                 previous=previous,
                 tail_lines=LOG_TAIL_LINES,
-                limit_bytes=LOG_LIMIT_BYTES,
+                limit_bytes=limit_bytes,
                 _preload_content=False,
                 _request_timeout=REQUEST_TIMEOUT,
             )
-            return bytes(response.data)  # type: ignore[attr-defined]
-
-        query = [("container", container), ("previous", str(previous).lower())]
-        query += [("tailLines", str(LOG_TAIL_LINES)), ("limitBytes", str(LOG_LIMIT_BYTES))]
-        data = await _recorded(f"/api/v1/namespaces/{namespace}/pods/{name}/log", query, in_thread(call))
-        return str(_whole_lines(bytes(data), LOG_LIMIT_BYTES).decode("utf-8", errors="replace"))
+        finally:
+            _TAIL_READ.reset(token)
+        if wanted.tail is None:  # a 2xx answer is always read as a tail: this is no answer the client knows
+            raise errors.BadResponse(0, f"/api/v1/namespaces/{namespace}/pods/{name}/log", "no log body was read")
+        return wanted.tail
 
     @reads(lambda name, **_: KubeCalls.node(name))
     async def read_node(self, name: str) -> dict[str, Any]:
@@ -610,8 +774,10 @@ class Tier2Source:
             texts = await asyncio.gather(*(self._log_or_none(read) for read in reads))
             failed: dict[str, Fetched[str]] = {}
             for (c, prev), read, text in zip(pairs, reads, texts, strict=True):
-                if isinstance(text, str):
-                    out.logs[(c, prev)] = text
+                if isinstance(text, LogTail):
+                    out.logs[(c, prev)] = text.text
+                    if text.cut:
+                        out.log_cuts[(c, prev)] = text
                 else:
                     failed[c] = Fetched(read.call, why=text[1])
             for c, got in failed.items():
@@ -649,7 +815,7 @@ class Tier2Source:
         return out
 
     @staticmethod
-    async def _log_or_none(read: Read[str]) -> str | tuple[None, str]:
+    async def _log_or_none(read: Read[LogTail]) -> LogTail | tuple[None, str]:
         """The log text, or ``(None, why)`` when it cannot be read (400: no such container run)."""
         try:
             return await read

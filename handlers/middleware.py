@@ -21,6 +21,7 @@ from slack_bolt.response import BoltResponse
 from bot.claims import EventClaim
 from bot.shedding import BUSY, CURRENT, InFlight, Work
 from bot.shedding import current as current_work
+from bot.slack_http import BoundedRespond, BoundedWebhookClient
 from diagnosis import metrics
 from handlers.blocks import text_message
 from handlers.doctor import Ask
@@ -86,9 +87,8 @@ async def tell_privately(body: dict[str, Any], client: Any, text: str) -> None:
     respond_url = body.get("response_url")
     try:
         if respond_url:
-            from slack_sdk.webhook.async_client import AsyncWebhookClient
-
-            await AsyncWebhookClient(respond_url).send(text=text, response_type="ephemeral", replace_original=False)
+            # bounded like every other body read (issue 22 §2): the cap and a wall clock
+            await BoundedWebhookClient(respond_url).send(text=text, response_type="ephemeral", replace_original=False)
         elif channel:
             await SlackSurface(client, channel).private(_user(body), text_message(text), thread)
     except Exception:
@@ -135,7 +135,8 @@ def install(
     settings: Any = None,
     in_flight: InFlight | None = None,
 ) -> None:
-    """The global middleware, in order: the event claim (:mod:`bot.claims`), authorization, the in-flight bound.
+    """The global middleware, in order: the bounded ``respond``, the event claim (:mod:`bot.claims`), authorization,
+    the in-flight bound.
 
     ``settings`` (:class:`bot.settings.Settings`) gives ``event_lease``, ``ack_redis_budget`` and ``max_in_flight``;
     without it the defaults of the settings apply."""
@@ -144,6 +145,7 @@ def install(
     slots = in_flight or InFlight(int(getattr(settings, "max_in_flight", 64)))
     if hasattr(store, "ack_budget"):
         store.ack_budget = budget  # the HTTP replay check (Store.claim) is on the ack path too
+    _install_bounded_respond(app)
     _install_event_claim(app, store, lease, budget)
     _reset_work_after_dispatch(app)
     _install_authorization(app, store, policy, spawn)
@@ -156,6 +158,22 @@ async def _turn_away(spawn: Callable[..., Any], body: dict[str, Any], client: An
         return BoltResponse(status=200, body={"response_type": "ephemeral", "text": text})
     spawn(tell_privately(body, client, text), name="turn-away")
     return BoltResponse(status=200, body="")
+
+
+def _install_bounded_respond(app: AsyncApp) -> None:
+    """Bolt's ``respond`` of every request reads the ``response_url``'s answer with the body cap and a wall clock
+    (:class:`bot.slack_http.BoundedRespond`): Bolt's own opens a session with neither."""
+
+    @app.middleware
+    async def bounded_respond(context: Any, next: Next) -> None:
+        if context.response_url:
+            client = context.client
+            context["respond"] = BoundedRespond(
+                response_url=context.response_url,
+                proxy=getattr(client, "proxy", None),
+                ssl=getattr(client, "ssl", None),
+            )
+        await next()
 
 
 def _install_event_claim(app: AsyncApp, store: Any, lease: float, budget: float) -> None:

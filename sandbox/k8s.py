@@ -71,7 +71,9 @@ def _find_log(data: _Cluster, ns: str, name: str, container: str | None, previou
 
 
 def _log_body(entry: dict[str, Any], request: Request) -> bytes:
-    """A log entry's bytes (``text_b64`` or ``text``), cut by ``tailLines`` then ``limitBytes``."""
+    """A log entry's bytes (``text_b64`` or ``text``), cut by ``tailLines`` then ``limitBytes``, as the API server
+    does: ``limitBytes`` counts from the start of the tail, and lines end at ``\\n`` only (a progress bar's ``\\r``
+    updates are one line)."""
     q = request.query_params
     if "text_b64" in entry:
         body = base64.b64decode(entry["text_b64"])
@@ -79,8 +81,12 @@ def _log_body(entry: dict[str, Any], request: Request) -> bytes:
         body = str(entry.get("text") or "").encode("utf-8")
     tail = q.get("tailLines")
     if tail and tail.isdigit():
-        lines = body.splitlines(keepends=True)
-        body = b"".join(lines[-int(tail) :]) if int(tail) else b""
+        start = len(body) - 1 if body.endswith(b"\n") else len(body)
+        for _ in range(int(tail)):
+            start = body.rfind(b"\n", 0, start)
+            if start < 0:
+                break
+        body = body[start + 1 :] if int(tail) else b""
     limit = q.get("limitBytes")
     if limit and limit.isdigit():
         body = body[: int(limit)]

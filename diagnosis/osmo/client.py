@@ -46,8 +46,9 @@ from pydantic import BaseModel, ValidationError
 from diagnosis.config import OsmoConfig
 from diagnosis.errors import ApiError, BadResponse, BodyCut, NotFound
 from diagnosis.fetched import Call, body_broken, raised_in, reads
-from diagnosis.http import RetryPolicy, make_client
+from diagnosis.http import TAIL_STREAM, RetryPolicy, make_client
 from diagnosis.osmo.models import NodeResources, PoolQuota, TaskRequest, Workflow, WorkflowList
+from diagnosis.tail import TailRing
 
 TOKEN_PATH = "/api/auth/jwt/access_token"
 # Re-exchange this many seconds before ``expires_at`` (osmo-api.md §1 "about expires_at - 30s").
@@ -256,47 +257,32 @@ class StreamText:
 
 
 class _Ring:
-    """The last ``cap`` bytes of a stream (``keep="tail"``) or its first ``cap`` (``keep="head"``)."""
+    """The last ``cap`` bytes of a stream (``keep="tail"``: a :class:`~diagnosis.tail.TailRing`) or its first
+    ``cap`` (``keep="head"``)."""
 
     def __init__(self, cap: int, keep: Keep) -> None:
         self.cap = max(0, cap)
         self.keep = keep
         self.chunks: deque[bytes] = deque()
         self.size = 0
-        self.dropped = 0
+        self.tail = TailRing(self.cap)
 
     def add(self, chunk: bytes) -> bool:
         """Keep ``chunk``; True when a head-mode buffer is full (stop reading)."""
-        if self.keep == "head":
-            room = self.cap - self.size
-            self.chunks.append(chunk[:room])
-            self.size += min(room, len(chunk))
-            return len(chunk) >= room
-        self.chunks.append(chunk)
-        self.size += len(chunk)
-        while self.size > self.cap and self.chunks:
-            excess = self.size - self.cap
-            first = self.chunks[0]
-            if len(first) <= excess:
-                self.chunks.popleft()
-                self.size -= len(first)
-                self.dropped += len(first)
-            else:
-                self.chunks[0] = first[excess:]
-                self.size -= excess
-                self.dropped += excess
-        return False
+        if self.keep == "tail":
+            self.tail.add(chunk)
+            return False
+        room = self.cap - self.size
+        self.chunks.append(chunk[:room])
+        self.size += min(room, len(chunk))
+        return len(chunk) >= room
 
     def data(self) -> tuple[bytes, int]:
         """(bytes kept, bytes dropped from the start); a tail that starts mid-line starts at the next line."""
-        data = b"".join(self.chunks)
-        dropped = self.dropped
-        if dropped:
-            cut = data.find(b"\n")
-            if 0 <= cut < len(data) - 1:
-                data = data[cut + 1 :]
-                dropped += cut + 1
-        return data, dropped
+        if self.keep == "head":
+            return b"".join(self.chunks), 0
+        kept = self.tail.tail()
+        return kept.data, kept.skipped
 
 
 def _message(response: httpx.Response) -> tuple[str, str]:
@@ -548,7 +534,12 @@ class OsmoClient:
             ring = _Ring(cap, keep)
             reason: str | None = None
             async with self.http.stream(
-                "GET", path, params=params, headers={"Authorization": f"Bearer {jwt}", "Accept": "text/plain"}
+                "GET",
+                path,
+                params=params,
+                headers={"Authorization": f"Bearer {jwt}", "Accept": "text/plain"},
+                # the tail is kept in a ring and read for ``deadline``: no byte cap cuts the end (issue 22 §2)
+                extensions={TAIL_STREAM: keep == "tail"},
             ) as r:
                 if r.status_code in (401, 403) and attempt == 1:
                     jwt = await self._bearer(force=True)
@@ -560,6 +551,7 @@ class OsmoClient:
                     code, message = _message(r)
                     raise OsmoApiError(r.status_code, path, message or code)
                 idle = min(self.stream_idle_s, deadline)
+                stop_at = time.monotonic() + deadline
                 try:
                     async with asyncio.timeout(deadline):
                         body = r.aiter_raw().__aiter__()
@@ -573,6 +565,10 @@ class OsmoClient:
                                 break
                             if ring.add(chunk):
                                 reason = "byte cap"
+                                break
+                            if time.monotonic() >= stop_at:
+                                # a stream that always has bytes ready may never let the timeout's cancellation in
+                                reason = "deadline"
                                 break
                 except TimeoutError:
                     reason = "deadline"

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from diagnosis.builder import ReportBuilder, System
+from diagnosis.errors import size
 from diagnosis.fetched import Call, Read, fetch
 from diagnosis.osmo.client import AuthError, ItemList, OsmoCalls, StreamText
 from diagnosis.osmo.models import ListEntry, Workflow
@@ -106,8 +107,11 @@ class OsmoReportBuilder(ReportBuilder):
             return result
         log.info("OSMO %s cut: %s", what, note)
         if result.dropped_bytes:
+            # how much was skipped, in the person's units (issue 22 §2)
+            still = " (it was still open when the read stopped)" if result.reason in ("idle", "deadline") else ""
             self.read_notes.append(
-                f"The {what} shown are only the last part of a longer output (its first part is not shown)."
+                f"The {what} shown are only the last {size(result.bytes_read)} of a longer output: its first "
+                f"{size(result.dropped_bytes)} were skipped{still}."
             )
         elif result.reason in ("idle", "deadline"):
             self.read_notes.append(

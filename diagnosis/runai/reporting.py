@@ -279,7 +279,7 @@ class ReportBuilder(BaseReportBuilder):
                     KubeCalls.pod(t2.namespace, t2.pod_name).source,
                 )
         terminated_now = kube.terminated_now(t2.pod) if t2.pod is not None else set()
-        best: tuple[int, str, str] | None = None
+        best: tuple[int, str, str, tuple[str, bool]] | None = None
         for (container, previous), text in t2.logs.items():
             if not text.strip():
                 continue
@@ -288,12 +288,19 @@ class ReportBuilder(BaseReportBuilder):
             score = len(log_error_lines(text)) * 2 + (1 if latest else 0)
             cmd = KubeCalls.log(t2.namespace, t2.pod_name, container, previous).source
             if best is None or score > best[0]:
-                best = (score, cmd, text)
+                best = (score, cmd, text, (container, previous))
         if best is not None:
             lines = best[2].rstrip("\n").splitlines()[-LOG_EXCERPT_LINES:]
             self.excerpts.append(Excerpt(title=f"Last {len(lines)} log lines", text="\n".join(lines), source=best[1]))
         elif not any(g.what.startswith("logs") for g in self.gaps):
             self.gap("container logs", "no log could be read (the container may never have run)")
+        # a log tail not read whole (issue 22 §2): how much of it was skipped, and why
+        shown = [best[3]] if best is not None else list(t2.log_cuts)
+        for key in shown:
+            cut = t2.log_cuts.get(key)
+            note = cut.note(*key) if cut is not None else None
+            if note:
+                self.note(note)
 
     # -- finished reports ---------------------------------------------------------------------------
 
