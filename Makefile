@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 
-.PHONY: demo test lint bench cases
+.PHONY: demo test lint bench cases rbac
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,8 @@ bench: $(BIN)/.installed
 	$(BIN)/python bench/digest.py
 	$(BIN)/python bench/osmo_fuzz.py
 	$(BIN)/python bench/runai_fuzz.py
+
+# The RBAC deploy/base renders, kept beside the sandbox, which enforces it (no kubectl needed to run it);
+# tests/sandbox/test_sandbox_rbac.py checks it still equals what kubectl renders.
+rbac:
+	kubectl kustomize deploy/base | $(PYTHON) sandbox/render_rbac.py > sandbox/rbac.yaml

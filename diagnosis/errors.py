@@ -35,7 +35,11 @@ class ApiError(RuntimeError):
             f"HTTP {self.status}"
             + (f" ({self.message})" if self.message else "")
             + (" after retries" if self.retried else "")
+            + (f": the credentials may not {self.verb} {self.path}" if self.status == 403 and self.path else "")
         )
+
+    #: The verb a 403's gap names (every read of the product is a GET; the two access reviews say their own).
+    verb = "GET"
 
 
 class NotFound(ApiError):

@@ -62,6 +62,10 @@ REQUEST_TIMEOUT = (5.0, 15.0)
 #: Wall-clock seconds a log tail is read for at most (issue 22 §2): a tail of 200 lines takes far less; a log that
 #: never ends (a server ignoring ``tailLines`` and ``limitBytes``) stops here, its end kept.
 LOG_SECONDS = 5.0
+#: Where Kubernetes records the events about a node (the kubelet's and GPU health monitors').
+NODE_EVENTS_NAMESPACE = "default"
+#: The label Run:ai puts on every pod of a workload, valued with the workload's name.
+WORKLOAD_LABEL = "workloadName"
 #: Wall-clock seconds one body may take after its headers when the request names no read timeout.
 BODY_SECONDS = 15.0
 #: Bytes asked of the socket per read while a body is read (the cap is checked between reads).
@@ -530,9 +534,18 @@ class KubeCalls:
         selector = f"involvedObject.kind=Node,involvedObject.name={name}"
         return Call(
             label=f"events of node {name}",
-            path=f"/api/v1/events?fieldSelector={selector}",
+            path=f"/api/v1/namespaces/{NODE_EVENTS_NAMESPACE}/events?fieldSelector={selector}",
             system="kubernetes",
-            command=f"kubectl get events -A --field-selector {selector}",
+            command=f"kubectl get events -n {NODE_EVENTS_NAMESPACE} --field-selector {selector}",
+        )
+
+    @staticmethod
+    def workload_pods(namespace: str, workload: str) -> Call:
+        return Call(
+            label=f"pods of workload {workload}",
+            path=f"/api/v1/namespaces/{namespace}/pods?labelSelector={WORKLOAD_LABEL}={workload}",
+            system="kubernetes",
+            command=f"kubectl get pods -n {namespace} -l {WORKLOAD_LABEL}={workload} -o yaml",
         )
 
 
@@ -555,20 +568,49 @@ class Tier2Evidence:
     #: the pod objects of the inspected pod's failing peers, by name (their terminal container states: when each
     #: ended and how, for the incident timeline), read beside it
     peers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the pods Kubernetes lists with the workload's label (every replica and attempt it still has), by name;
+    #: None when they were not listed
+    workload_pods: dict[str, dict[str, Any]] | None = None
 
     def failed(self, call: Call, exc: BaseException) -> None:
         """Record that ``call`` failed with ``exc`` (the gap "what" is the call's label)."""
         self.failures.append(Fetched(call, why=describe_tier2_error(exc)))
 
 
+#: The API server's RBAC refusal: ``... cannot list resource "events" in API group "" in the namespace "default"``
+#: (or ``at the cluster scope``).
+_FORBIDDEN = re.compile(
+    r'cannot (?P<verb>[a-z]+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
+    r'(?: in the namespace "(?P<namespace>[^"]+)"| at the cluster scope)'
+)
+
+
+def missing_permission(message: str) -> str | None:
+    """The permission a 403 ``Status`` message says is missing, as a person names it: ``events in namespace
+    default: list is forbidden``, ``nodes (cluster-wide): get is forbidden``; None when it names none."""
+    m = _FORBIDDEN.search(message)
+    if m is None:
+        return None
+    resource = m["resource"] + (f".{m['group']}" if m["group"] else "")
+    where = f"in namespace {m['namespace']}" if m["namespace"] else "(cluster-wide)"
+    return f"{resource} {where}: {m['verb']} is forbidden"
+
+
 class KubeApiError(errors.ApiError):
     """A Kubernetes API error answer (``kubernetes.client.ApiException``) in the shared vocabulary. The gap names
     the status and the server's message as ``kubectl`` would: urllib3 retries 429/5xx before it is raised, but
-    Tier 2 gaps have always said the status alone, so ``retried`` is False."""
+    Tier 2 gaps have always said the status alone, so ``retried`` is False. A 403 names the permission the
+    bot's RBAC lacks (issue 22 §1)."""
 
     @property
     def retried(self) -> bool:
         return False
+
+    def describe(self) -> str:
+        missing = missing_permission(self.message) if self.status == 403 else None
+        if missing is not None:
+            return f"HTTP 403: {missing} (the bot's Kubernetes RBAC does not grant it; see deploy/base/rbac.yaml)"
+        return super().describe()
 
 
 def as_shared_error(exc: BaseException) -> BaseException:
@@ -582,7 +624,9 @@ def as_shared_error(exc: BaseException) -> BaseException:
         reason = json.loads(exc.body or "{}").get("message", "")
     except (ValueError, AttributeError):
         reason = str(exc.reason or "")
-    return KubeApiError(int(exc.status or 0), "", str(reason or "")[:160])
+    status = int(exc.status or 0)
+    # a refusal's message is kept whole enough to name the permission (it is the API server's own wording)
+    return KubeApiError(status, "", str(reason or "")[: 400 if status == 403 else 160])
 
 
 def describe_tier2_error(exc: BaseException) -> str:
@@ -665,15 +709,33 @@ class Tier2Source:
 
     @reads(lambda name, **_: KubeCalls.node_events(name))
     async def node_events(self, name: str) -> list[dict[str, Any]]:
-        """Events of node ``name`` in every namespace (``GET /api/v1/events?fieldSelector=involvedObject.kind=Node,
-        involvedObject.name=<node>``): where GPU health monitors and the kubelet report Xid and ECC faults."""
+        """Events of node ``name`` (``GET /api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=Node,
+        involvedObject.name=<node>``): where the kubelet and GPU health monitors report NotReady, Xid and ECC
+        faults. Read in :data:`NODE_EVENTS_NAMESPACE` only, which the shipped RBAC grants with a Role there (a
+        cluster-wide list of events would need every namespace's events: issue 22 §1)."""
         selector = f"involvedObject.kind=Node,involvedObject.name={name}"
         body = await _recorded(
-            "/api/v1/events",
+            f"/api/v1/namespaces/{NODE_EVENTS_NAMESPACE}/events",
             [("fieldSelector", selector)],
-            in_thread(self._json, self.core.list_event_for_all_namespaces, field_selector=selector),
+            in_thread(self._json, self.core.list_namespaced_event, NODE_EVENTS_NAMESPACE, field_selector=selector),
         )
         return list(body.get("items") or [])
+
+    @reads(lambda namespace, workload, **_: KubeCalls.workload_pods(namespace, workload))
+    async def workload_pods(self, namespace: str, workload: str) -> list[dict[str, Any]]:
+        """The pods of ``namespace`` labelled ``workloadName=<workload>`` (``GET /api/v1/namespaces/{ns}/pods?
+        labelSelector=...``), as dicts: every attempt and replica Kubernetes still has, with its container
+        states (issue 19 §1: the incident timeline)."""
+        selector = f"{WORKLOAD_LABEL}={workload}"
+        body = await _recorded(
+            f"/api/v1/namespaces/{namespace}/pods",
+            [("labelSelector", selector)],
+            in_thread(self._json, self.core.list_namespaced_pod, namespace, label_selector=selector),
+        )
+        items = body.get("items") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise errors.BadResponse(200, f"/api/v1/namespaces/{namespace}/pods", "the pod list has no items list")
+        return [p for p in items if isinstance(p, dict)]
 
     @reads(lambda namespace, name, container, previous, **_: KubeCalls.log(namespace, name, container, previous))
     async def read_log(self, namespace: str, name: str, container: str, previous: bool) -> LogTail:
@@ -729,20 +791,22 @@ class Tier2Source:
         """``GET /api/v1/nodes/{name}`` as a dict."""
         return await _recorded(f"/api/v1/nodes/{name}", [], in_thread(self._json, self.core.read_node, name))
 
-    async def add_node(self, evidence: Tier2Evidence, name: str) -> None:
-        """Read node ``name`` and its events into ``evidence``, concurrently (a failure is recorded there, never
-        raised)."""
-        reads: tuple[Read[Any], ...] = (self.read_node(name), self.node_events(name))
-        node, events = await asyncio.gather(*reads, return_exceptions=True)
-        for read, result in zip(reads, (node, events), strict=True):
+    async def add_node(self, evidence: Tier2Evidence, name: str, events_read: bool = False) -> None:
+        """Read node ``name`` and (unless ``events_read``: read already) its events into ``evidence``,
+        concurrently (a failure is recorded there, never raised)."""
+        reads: tuple[Read[Any], ...] = (
+            (self.read_node(name),) if events_read else (self.read_node(name), self.node_events(name))
+        )
+        results = await asyncio.gather(*reads, return_exceptions=True)
+        for read, result in zip(reads, results, strict=True):
             if isinstance(result, ReadOnlyViolation):
                 raise result
             if isinstance(result, BaseException):
                 evidence.failed(read.call, result)
-        if isinstance(node, dict):
-            evidence.node = node
-        if isinstance(events, list):
-            evidence.node_events = events
+        if isinstance(results[0], dict):
+            evidence.node = results[0]
+        if len(results) > 1 and isinstance(results[1], list):
+            evidence.node_events = results[1]
 
     async def collect(
         self,
@@ -751,9 +815,12 @@ class Tier2Source:
         containers: list[str],
         node_name: str | None,
         peers: Sequence[str] = (),
+        workload: str | None = None,
+        event_node: str | None = None,
     ) -> Tier2Evidence:
-        """Pod, its events, current and previous logs of ``containers``, ``node_name`` (if given) and the pod
-        objects of ``peers`` (other pods of the same workload in ``namespace``), in parallel.
+        """Pod, its events, current and previous logs of ``containers``, ``node_name`` (if given: the node and its
+        events), the events alone of ``event_node``, the pod objects of ``peers`` (other pods of the same workload
+        in ``namespace``) and the pods labelled with ``workload``'s name, in parallel.
 
         Logs of containers discovered only in the pod (init containers) are fetched in a second round.
         """
@@ -789,30 +856,48 @@ class Tier2Source:
             guarded(self.pod_events(namespace, pod_name)),
             logs_for(containers),
         ]
-        if node_name:
-            tasks.append(guarded(self.read_node(node_name)))
-            tasks.append(guarded(self.node_events(node_name)))
+        extra = self._beside(guarded, namespace, node_name, workload, event_node)
         peer_pods = [guarded(self.read_pod(namespace, peer)) for peer in peers]
-        results = await asyncio.gather(*tasks, *peer_pods)
-        for peer, got in zip(peers, results[len(tasks) :], strict=True):
+        results = await asyncio.gather(*tasks, *extra.values(), *peer_pods)
+        got_extra = dict(zip(extra, results[len(tasks) :], strict=False))
+        for peer, got in zip(peers, results[len(tasks) + len(extra) :], strict=True):
             if isinstance(got, dict):
                 out.peers[peer] = got
         out.pod, events = results[0], results[1]
         out.events = events or []
-        if node_name:
-            out.node = results[3]
-            out.node_events = results[4] or []
+        out.node = got_extra.get("node")
+        out.node_events = got_extra.get("node_events") or []
+        if isinstance(got_extra.get("workload_pods"), list):
+            out.workload_pods = {
+                str((p.get("metadata") or {}).get("name")): p
+                for p in got_extra["workload_pods"]
+                if (p.get("metadata") or {}).get("name")
+            }
         if out.pod:
             status = out.pod.get("status") or {}
             known = set(containers)
-            extra = [
+            unread = [
                 cs.get("name")
                 for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
                 if cs.get("name") and cs.get("name") not in known
             ]
-            if extra:
-                await logs_for([str(c) for c in extra])
+            if unread:
+                await logs_for([str(c) for c in unread])
         return out
+
+    def _beside(
+        self, guarded: Any, namespace: str, node_name: str | None, workload: str | None, event_node: str | None
+    ) -> dict[str, Any]:
+        """The reads :meth:`collect` makes beside the pod's, by what they fill: ``node``, ``node_events``,
+        ``workload_pods`` (each wrapped by ``guarded``)."""
+        extra: dict[str, Any] = {}
+        if node_name:
+            extra["node"] = guarded(self.read_node(node_name))
+        if node_name or event_node:
+            extra["node_events"] = guarded(self.node_events(str(node_name or event_node)))
+        if workload:
+            extra["workload_pods"] = guarded(self.workload_pods(namespace, workload))
+        return extra
 
     @staticmethod
     async def _log_or_none(read: Read[LogTail]) -> LogTail | tuple[None, str]:

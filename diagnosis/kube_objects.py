@@ -110,6 +110,28 @@ def terminated_now(pod: dict[str, Any]) -> set[str]:
     return {str(cs.get("name")) for _, cs in container_statuses(pod) if _dict(cs.get("state")).get("terminated")}
 
 
+#: Waiting reasons of a container that is only on its way to start, not failing.
+_STARTING = frozenset({"ContainerCreating", "PodInitializing"})
+
+
+def failing_now(pod: dict[str, Any]) -> bool:
+    """Whether ``pod`` is failing now: its phase is ``Failed``, or a container's current state is terminated
+    other than by a clean exit 0 (``OOMKilled`` counts whatever its code), or waiting for a reason other than
+    starting (``CrashLoopBackOff``, ``ImagePullBackOff``, ...). A container running again after a past restart
+    is not failing."""
+    if _dict(pod.get("status")).get("phase") == "Failed":
+        return True
+    for state in container_states(pod):
+        if state.which != "state":
+            continue
+        term = state.terminated
+        if term is not None and (term.exit_code != 0 or term.reason == "OOMKilled"):
+            return True
+        if state.waiting is not None and state.waiting.reason and state.waiting.reason not in _STARTING:
+            return True
+    return False
+
+
 def container_names(pod: dict[str, Any]) -> list[str]:
     """Names of every container status (init first), without empty names."""
     return [str(cs["name"]) for _, cs in container_statuses(pod) if cs.get("name")]

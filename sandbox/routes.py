@@ -74,6 +74,11 @@ class SandboxState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     #: The one-line reports of snapshot fields a route could not serve, each printed once (see the server).
     failures: set[str] = field(default_factory=set)
+    #: What the Kubernetes API enforces (a :class:`sandbox.rbac.Rbac`, typed loosely to keep this module a leaf;
+    #: None: nothing, for a test that says so).
+    rbac: Any = None
+    #: The requests the RBAC refused (``"list events in namespace default"``), each printed once on stderr.
+    refused: list[str] = field(default_factory=list)
 
     def issue_token(self) -> str:
         token = "sbx-" + secrets.token_hex(16)

@@ -36,6 +36,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match
 
 from sandbox import k8s, osmo, runai
+from sandbox.rbac import Rbac, project_namespaces
 from sandbox.routes import CLUSTER_SCOPE_KEY, Fault, SandboxState, Section, SeenRequest, json_error
 
 __all__ = [
@@ -359,12 +360,24 @@ class Sandbox:
     """Serve ``snapshot`` on ``127.0.0.1:<ephemeral port>`` in a background thread.
 
     ``latency`` (seconds) is added to every request (benchmarks). Use as a context manager or
-    call :meth:`start` / :meth:`stop`. ``url`` is the base URL once started.
+    call :meth:`start` / :meth:`stop`. ``url`` is the base URL once started. The Kubernetes API enforces the
+    shipped RBAC (:meth:`sandbox.rbac.Rbac.shipped`) unless ``rbac`` gives another (a test of a narrower
+    install) or ``enforce_rbac`` is False.
     """
 
-    def __init__(self, snapshot: dict[str, Any], *, latency: float = 0.0, port: int = 0) -> None:
+    def __init__(
+        self,
+        snapshot: dict[str, Any],
+        *,
+        latency: float = 0.0,
+        port: int = 0,
+        rbac: Rbac | None = None,
+        enforce_rbac: bool = True,
+    ) -> None:
         validate_snapshot(snapshot)
-        self.state = SandboxState(snapshot=snapshot, latency=latency)
+        if enforce_rbac and rbac is None:
+            rbac = Rbac.shipped(project_namespaces(snapshot))
+        self.state = SandboxState(snapshot=snapshot, latency=latency, rbac=rbac if enforce_rbac else None)
         for f in snapshot.get("faults") or []:
             self.state.faults.append(
                 Fault(path=f["path"], status=f.get("status"), delay_ms=f.get("delay_ms"), times=f.get("times"))

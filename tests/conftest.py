@@ -27,10 +27,17 @@ Diagnose = Callable[..., Awaitable[tuple[Report, Sandbox]]]
 
 @pytest.fixture
 def diagnose() -> Diagnose:
-    """``await diagnose(snapshot, **question_overrides)`` -> (report, sandbox after the run)."""
+    """``await diagnose(snapshot, **question_overrides)`` -> (report, sandbox after the run); ``sandbox`` gives
+    the :class:`Sandbox` options (``rbac=...``: a narrower install than the shipped one)."""
 
-    async def run(snapshot: dict[str, Any], deadline: float = 30.0, **overrides: Any) -> tuple[Report, Sandbox]:
-        sandbox = Sandbox(snapshot)
+    async def run(
+        snapshot: dict[str, Any], deadline: float = 30.0, sandbox: dict[str, Any] | None = None, **overrides: Any
+    ) -> tuple[Report, Sandbox]:
+        return await _run(snapshot, deadline, Sandbox(snapshot, **(sandbox or {})), overrides)
+
+    async def _run(
+        snapshot: dict[str, Any], deadline: float, sandbox: Sandbox, overrides: dict[str, Any]
+    ) -> tuple[Report, Sandbox]:
         sandbox.start()
         try:
             now = parse_time(snapshot["now"])

@@ -46,3 +46,5 @@ def test_case_passes_through_the_cli(
     assert result.returncode == 0, result.stderr[-2000:]
     assert problems == [], problems
     assert "Traceback" not in result.stderr
+    # the sandbox enforces the shipped RBAC (issue 22 §1): no read of the product may be refused
+    assert "refused by the shipped RBAC" not in result.stderr, result.stderr[-2000:]

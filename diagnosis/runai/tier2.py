@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from diagnosis import kube_objects as kube
 from diagnosis.fetched import describe_error
@@ -29,6 +29,7 @@ from diagnosis.runai.signals import (
     text_signals,
 )
 from diagnosis.runai.tier1 import Tier1
+from diagnosis.units import parse_time
 
 if TYPE_CHECKING:
     from diagnosis.runai.procedure import Diagnosis
@@ -68,14 +69,14 @@ async def read_tier2(
     try:
         containers = [c.name for c in pod.containers] if pod else []
         peers = failing_peers(order, pod_name)
+        # The first failing pod's node's events are read with it, always (a GPU fault on that node is evidence
+        # even when nothing else points at the node yet); the node object only when a node fault is in sight.
+        event_node = None if node else (pod.node_name if pod else None)
         evidence = await asyncio.wait_for(
-            source.collect(namespace, pod_name, containers, node, peers), d.deadline.remaining()
+            source.collect(namespace, pod_name, containers, node, peers, workload.name, event_node),
+            d.deadline.remaining(),
         )
-        evidence.peers = {
-            name: obj
-            for name, obj in evidence.peers.items()
-            if pod_mismatch(obj, namespace, name, created_of(tier1, name)) is None  # another pod of that name: not it
-        }
+        evidence.peers = peers_of_run(evidence, workload, tier1, d.now)
         # Only the pod Run:ai reported: a pod of the same name created at another time (or answered from
         # elsewhere) is another pod, and none of what was read for that name is its evidence.
         mismatch = (
@@ -103,7 +104,8 @@ async def read_tier2(
             pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
             gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
             if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in signals)):
-                await asyncio.wait_for(source.add_node(evidence, pod_node), d.deadline.remaining())
+                events_read = pod_node == event_node
+                await asyncio.wait_for(source.add_node(evidence, pod_node, events_read), d.deadline.remaining())
                 signals = tier2_signals(evidence, d.t2_window)
         d.t2_signals = signals
         return evidence
@@ -122,6 +124,35 @@ def failing_peers(order: cls.PodOrder | None, inspected: str) -> list[str]:
     if order is None or not order.several:
         return []
     return [p for p in order.failing if p != inspected][:MAX_PEERS]
+
+
+def peers_of_run(evidence: Tier2Evidence, workload: Workload, tier1: Tier1, now: datetime) -> dict[str, dict[str, Any]]:
+    """The peers read by name that are the pods Run:ai listed (a pod of that name created at another time is
+    another pod), and the failing pods of this run only the workload's label finds (:func:`labelled_peers`)."""
+    ns = evidence.namespace
+    peers = {
+        name: obj
+        for name, obj in evidence.peers.items()
+        if pod_mismatch(obj, ns, name, created_of(tier1, name)) is None
+    }
+    listed = {p.name for p in tier1.pods.value or []}
+    run = Tier2Evidence(namespace=ns, pod_name=evidence.pod_name, peers=peers, workload_pods=evidence.workload_pods)
+    return peers | labelled_peers(run, listed, incident.run_start(workload, tier1, now))
+
+
+def labelled_peers(evidence: Tier2Evidence, listed: set[str], since: datetime | None) -> dict[str, dict[str, Any]]:
+    """The failing pods Kubernetes lists with the workload's label that the Run:ai pods list does not show
+    (``listed``: its names; those are ordered from it already), created in this run (``since``: its start; a
+    pod of an earlier run is another story), by name: replicas or attempts left out otherwise (issue 19 §1)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, obj in (evidence.workload_pods or {}).items():
+        if name == evidence.pod_name or name in evidence.peers or name in listed or not kube.failing_now(obj):
+            continue
+        created = parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
+        if since is not None and created is not None and created < since - FINAL_SLACK:
+            continue
+        out[name] = obj
+    return out
 
 
 def created_of(tier1: Tier1, name: str) -> datetime | None:

@@ -333,7 +333,8 @@ FAULTS: tuple[Fault, ...] = (
                 [
                     {
                         "id": f"00000000-0000-4000-8000-00000000000{i}",
-                        "createdAt": f"2026-11-28T10:5{i}:00Z",
+                        # inside the lookback whatever the date (a fixed date left it after a week)
+                        "createdAt": f"{datetime.now(UTC) - timedelta(days=1, minutes=10 - i):%Y-%m-%dT%H:%M:%SZ}",
                         "type": "Warning",
                         "clusterId": CID,
                         "reason": "BackOff",

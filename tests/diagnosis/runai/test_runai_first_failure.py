@@ -116,7 +116,7 @@ async def test_a_gpu_fault_reported_only_as_a_node_event_counts_inside_the_run(
     }
     snap = b.snapshot(b.entry(b.workload(), b.failed_history("")), kubernetes=k8s)
     report, sandbox = await diagnose(snap)
-    assert any(r.path == "/api/v1/events" for r in sandbox.requests), "the node's events were read"
+    assert any(r.path == "/api/v1/namespaces/default/events" for r in sandbox.requests), "the node's events were read"
     if category is None:  # a fault from three days before the run is another story: the program's error stands
         assert report.category == Category.CRASH_APP_ERROR
     else:

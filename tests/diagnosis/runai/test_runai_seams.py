@@ -61,7 +61,7 @@ def test_tier2_calls_cite_the_kubectl_commands() -> None:
     assert KubeCalls.node("n1").source == "kubectl describe node n1"
     assert (
         KubeCalls.node_events("n1").source
-        == "kubectl get events -A --field-selector involvedObject.kind=Node,involvedObject.name=n1"
+        == "kubectl get events -n default --field-selector involvedObject.kind=Node,involvedObject.name=n1"
     )
     assert KubeCalls.log("ns", "p", "c", True).label == "logs of container c"
     assert str(KubeCalls.pod("ns", "p")) == "GET /api/v1/namespaces/ns/pods/p"
