@@ -55,7 +55,10 @@ _WORKLOAD = re.compile(r"^/api/v1/workloads/(?P<id>[^/]+)$")
 _SPEC = re.compile(r"^/api/v1/workloads/(?P<seg>" + "|".join(_SPEC_SEGMENTS) + r")/(?P<id>[^/]+)$")
 _SPEC_V2 = re.compile(r"^/api/v2/workloads/(?P<id>[^/]+)$")
 _SUB = re.compile(r"^/api/v1/workloads/(?P<id>[^/]+)/(?P<sub>pods|history|events|metrics)$")
+#: Every workload's pods (the neighbours on a node): kept as ``runai.other_pods``, which the sandbox serves there.
+_ALL_PODS = "/api/v1/workloads/pods"
 _K8S_POD = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)$")
+_K8S_PODS = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods$")  # a label's pods (every pod of a workload)
 _K8S_LOG = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)/log$")
 _K8S_EVENTS = re.compile(r"^/api/v1/(?:namespaces/(?P<ns>[^/]+)/)?events$")  # a pod's, or a node's (all namespaces)
 _K8S_NODE = re.compile(r"^/api/v1/nodes/(?P<name>[^/]+)$")
@@ -171,6 +174,7 @@ def _runai(reads: list[_Read], notes: _Notes, now: datetime) -> dict[str, Any]:
     listed_deleted: set[str] = set()
     listed_live: set[str] = set()
     subs: dict[tuple[str, str], list[_Read]] = {}
+    other_pods: list[Any] = []
     for read in reads:
         body = read.json()
         path = read.path
@@ -190,6 +194,12 @@ def _runai(reads: list[_Read], notes: _Notes, now: datetime) -> dict[str, Any]:
                     wid = str(item["id"])
                     entries.setdefault(wid, {"workload": item})
                     (listed_deleted if deleted else listed_live).add(wid)
+        elif path == _ALL_PODS:
+            if read.ok and isinstance(body, dict):
+                other_pods = _unique(
+                    [*other_pods, *(body.get("pods") or [])],
+                    key=lambda p: str(p.get("id") or "") if isinstance(p, dict) else "",
+                )
         elif m := _SPEC.match(path):
             subs.setdefault((unquote(m["id"]), "spec"), []).append(read)
         elif m := _SPEC_V2.match(path):
@@ -217,7 +227,12 @@ def _runai(reads: list[_Read], notes: _Notes, now: datetime) -> dict[str, Any]:
             notes.add(f"the {sub} of workload {wid} were read, but the workload itself could not be read")
             continue
         _runai_sub(owner, sub, group, notes)
-    return {"clusters": clusters, "projects": projects, "workloads": list(entries.values())}
+    section: dict[str, Any] = {"clusters": clusters, "projects": projects, "workloads": list(entries.values())}
+    # a pod of a workload the snapshot holds is served from that workload's own pods list
+    others = [p for p in other_pods if isinstance(p, dict) and str(p.get("workloadId")) not in entries]
+    if others:
+        section["other_pods"] = others
+    return section
 
 
 def _runai_sub(entry: dict[str, Any], sub: str, group: list[_Read], notes: _Notes) -> None:
@@ -288,6 +303,12 @@ def _kube(reads: list[_Read], notes: _Notes) -> dict[str, Any]:
             body = read.json()
             if read.ok and isinstance(body, dict):
                 pods[f"{m['ns']}/{m['name']}"] = body
+        elif m := _K8S_PODS.match(path):
+            body = read.json()
+            for item in (body.get("items") if read.ok and isinstance(body, dict) else None) or []:
+                name = (item.get("metadata") or {}).get("name") if isinstance(item, dict) else None
+                if name:
+                    pods.setdefault(f"{m['ns']}/{name}", item)  # a pod read by name is kept as it was read
         elif _K8S_EVENTS.match(path):
             body = read.json()
             if read.ok and isinstance(body, dict):
@@ -501,7 +522,7 @@ def _served(snapshot: dict[str, Any], read: _Read) -> int | None:
             return 200 if listed else 400
         if m := _K8S_POD.match(path):
             return 200 if f"{m['ns']}/{m['name']}" in pods else 404
-        if _K8S_EVENTS.match(path):
+        if _K8S_EVENTS.match(path) or _K8S_PODS.match(path):
             return 200
         if m := _K8S_NODE.match(path):
             names = {(n.get("metadata") or {}).get("name") for n in kube.get("nodes") or []}
@@ -511,7 +532,7 @@ def _served(snapshot: dict[str, Any], read: _Read) -> int | None:
         return _served_osmo(snapshot.get("osmo") or {}, read)
     runai = snapshot.get("runai") or {}
     by_id = {str(e["workload"].get("id")): e for e in runai.get("workloads") or []}
-    if path in ("/api/v1/clusters", "/api/v1/org-unit/projects", "/api/v1/workloads"):
+    if path in ("/api/v1/clusters", "/api/v1/org-unit/projects", "/api/v1/workloads", _ALL_PODS):
         return 200
     if m := _SPEC.match(path):
         entry = by_id.get(unquote(m["id"]))

@@ -23,7 +23,8 @@ Where FORMAT.md is silent the 2.24 OpenAPI spec (``shared/reference/specs``) dec
   out, as the real list always has them): ``filterBy`` on the ``PodsFilter`` fields (dates compared as instants,
   with every date operator), ``deleted`` as for one workload's pods, ``completed``, ``sortBy`` (``PodsSort``),
   ``offset``/``limit``, and ``verbosity=full`` adding ``workloadName``/``projectName`` from the workload
-  (``brief``, the default, leaves them out).
+  (``brief``, the default, leaves them out). A captured snapshot's ``runai.other_pods`` (the pods of other
+  workloads this listing returned, each naming its workload) are listed too, and nowhere else.
 """
 
 from __future__ import annotations
@@ -336,6 +337,9 @@ class _RunaiApi:
         self.runai = runai
         self.entries: list[dict[str, Any]] = runai.get("workloads") or []
         self.by_id = {e["workload"]["id"]: e for e in self.entries}
+        #: ``other_pods`` (written by ``capture``, not a FORMAT.md key): pods of other workloads as
+        #: ``GET /api/v1/workloads/pods?verbosity=full`` listed them, served by that listing alone
+        self.other_pods: list[Any] = runai.get("other_pods") or []
         self.version = control_plane_version(runai)
 
     def guard(self, request: Request) -> Response | None:
@@ -417,6 +421,16 @@ class _RunaiApi:
                 if bool(pod.get("deletedAt")) != deleted:
                     continue
                 items.append(_listed_pod(pod, entry["workload"], verbosity == "full"))
+        for pod in self.other_pods:
+            # other workloads' pods a capture read through this listing alone (their workloads were not read)
+            if isinstance(pod, dict) and bool(pod.get("deletedAt")) == deleted:
+                owner = {
+                    "id": pod.get("workloadId"),
+                    "clusterId": pod.get("clusterId"),
+                    "name": pod.get("workloadName"),
+                    "projectName": pod.get("projectName"),
+                }
+                items.append(_listed_pod(pod, owner, verbosity == "full"))
         for expr in filters:
             items = [p for p in items if isinstance(p, dict) and _matches(p, expr, POD_DATES, POD_FIELD_NAMES)]
         if completed in ("true", "false"):
