@@ -47,13 +47,19 @@ REQUIRED_SCOPES = frozenset(
         "usergroups:read",
     }
 )
-#: (verb, resource, subresource, group) the bot needs for Tier 2 evidence
+#: (verb, resource, subresource, group) the bot needs in each project namespace it reads (issue 22 §1)
 NEEDED = (
     ("get", "pods", "", ""),
     ("get", "pods", "log", ""),
+    ("list", "pods", "", ""),
     ("list", "events", "", ""),
-    ("get", "nodes", "", ""),
 )
+#: ... at the cluster scope (node descriptions)
+NEEDED_CLUSTER = (("get", "nodes", "", ""),)
+#: ... in the namespace where node events are recorded (diagnosis.k8s.NODE_EVENTS_NAMESPACE)
+NEEDED_NODE_EVENTS = (("list", "events", "", ""),)
+#: At most this many project namespaces are reviewed per context (four reviews each).
+MAX_NAMESPACES = 25
 #: (verb, resource, subresource, group) the bot must never be able to do
 DANGEROUS = (
     ("get", "secrets", "", ""),
@@ -196,19 +202,69 @@ async def check_osmo(config: Any) -> Check:
     return Check("OSMO", "ok", "token exchanged; workflows readable")
 
 
-def _targets(kube: Any) -> list[tuple[str, Any]]:
+def _targets(kube: Any) -> list[tuple[str, Any, str | None]]:
+    """``(label, config, cluster)`` of each Tier 2 context: ``cluster`` the Run:ai cluster id or name it serves
+    (None unrouted: every cluster)."""
     if not kube.available:
         return []
     if not kube.routed:
-        return [(kube.describe(), kube)]
-    out = [(f"cluster {name}", kube.for_cluster(name, name)) for name in kube.contexts]
+        return [(kube.describe(), kube, None)]
+    out = [(f"cluster {name}", kube.for_cluster(name, name), name) for name in kube.contexts]
     if kube.in_cluster_id:
-        out.append((f"cluster {kube.in_cluster_id} (in-cluster)", kube.for_cluster(kube.in_cluster_id)))
+        ref = kube.in_cluster_id
+        out.append((f"cluster {ref} (in-cluster)", kube.for_cluster(ref), ref))
     return out
 
 
-def review_context(config: Any) -> Check:
-    """Access reviews of one Tier 2 context (blocking: call in a thread)."""
+async def project_namespaces(config: Any) -> dict[str, list[str]] | None:
+    """The namespaces of the Run:ai projects (``status.namespace``, else ``runai-<name>``: where the bot reads
+    pods and events), by cluster id and by cluster name, ``""`` holding all; None when Run:ai is not configured
+    or its projects cannot be read."""
+    from diagnosis.runai.client import RunaiClient
+
+    if config is None:
+        return None
+    try:
+        async with RunaiClient(config) as client:
+            clusters = await client.list_clusters()
+            projects = await client.list_all_projects()
+    except Exception:
+        return None
+    names = {str(getattr(c, "uuid", "")): str(getattr(c, "name", "") or "") for c in clusters}
+    out: dict[str, list[str]] = {"": []}
+    for project in projects:
+        status = getattr(project, "status", None)
+        ns = (getattr(status, "namespace", None) if status else None) or f"runai-{project.name}"
+        cluster = str(getattr(project, "cluster_id", "") or "")
+        for key in {"", cluster, names.get(cluster, "")}:
+            if ns not in out.setdefault(key, []):
+                out[key].append(ns)
+    return out
+
+
+def _missing(can: Any, namespaces: list[str]) -> list[str]:
+    """The reads the bot needs that the reviews refuse, named with where: ``get pods/log in runai-nlp``,
+    ``list events in default``, ``get nodes (cluster-wide)``."""
+    from diagnosis.k8s import NODE_EVENTS_NAMESPACE
+
+    wanted: list[tuple[str, str, str, str, str | None]] = [
+        (v, r, s, g, ns) for ns in namespaces for v, r, s, g in NEEDED
+    ]
+    wanted += [(v, r, s, g, NODE_EVENTS_NAMESPACE) for v, r, s, g in NEEDED_NODE_EVENTS]
+    wanted += [(v, r, s, g, None) for v, r, s, g in NEEDED_CLUSTER]
+    out = []
+    for verb, resource, sub, group, ns in dict.fromkeys(wanted):
+        if not can(verb, resource, sub, group, ns):
+            what = f"{verb} {resource}/{sub}" if sub else f"{verb} {resource}"
+            out.append(f"{what} in {ns}" if ns else f"{what} (cluster-wide)")
+    return out
+
+
+def review_context(config: Any, namespaces: list[str] | None = None) -> Check:
+    """Access reviews of one Tier 2 context (blocking: call in a thread): every read the bot needs in each of
+    ``namespaces`` (the project namespaces it reads; default: the context's own namespace), node events where
+    Kubernetes records them, nodes cluster-wide; what it must never be able to do; the rules of the context's
+    namespace (writes)."""
     from kubernetes import client as k8s
 
     from diagnosis.k8s import build_api_client
@@ -225,7 +281,6 @@ def review_context(config: Any) -> Check:
             raw: Any = auth.create_self_subject_access_review(body, _preload_content=False)
             return bool((json.loads(raw.data or b"{}").get("status") or {}).get("allowed"))
 
-        missing = [f"{v} {r}/{s}" if s else f"{v} {r}" for v, r, s, g in NEEDED if not can(v, r, s, g)]
         danger = [
             (f"{v} {r}/{s}" if s else f"{v} {r}") + (f" ({g})" if g and g != "*" else "")
             for v, r, s, g in DANGEROUS
@@ -242,6 +297,8 @@ def review_context(config: Any) -> Check:
             namespace = (active or {}).get("context", {}).get("namespace") or "default"
         except Exception:
             pass
+        reviewed = list(namespaces or [namespace])
+        missing = _missing(can, reviewed[:MAX_NAMESPACES])
         raw: Any = auth.create_self_subject_rules_review(
             k8s.V1SelfSubjectRulesReview(spec=k8s.V1SelfSubjectRulesReviewSpec(namespace=namespace)),
             _preload_content=False,
@@ -276,22 +333,29 @@ def review_context(config: Any) -> Check:
         )
         notes.append(f"{head}: {', '.join(danger + writes[:8])} — give the bot a read-only identity")
     if missing:
-        notes.append("cannot " + ", ".join(missing) + " (that evidence will be missing)")
+        notes.append("cannot " + ", ".join(missing[:12]) + (" ..." if len(missing) > 12 else ""))
+        notes[-1] += " (that evidence will be missing)"
+    if len(reviewed) > MAX_NAMESPACES:
+        notes.append(f"reviewed {MAX_NAMESPACES} of {len(reviewed)} project namespaces")
     if notes:
         return Check("", "warn", "; ".join(notes))
-    return Check("", "ok", f"read-only: {', '.join(f'{v} {r}' for v, r, _s, _g in NEEDED)}; namespace {namespace}")
+    where = f"namespace {reviewed[0]}" if len(reviewed) == 1 else f"{len(reviewed)} project namespaces"
+    return Check("", "ok", f"read-only: pods, logs and events in {where}; node events; nodes")
 
 
-async def check_tier2(kube: Any) -> list[Check]:
+async def check_tier2(kube: Any, namespaces: dict[str, list[str]] | None = None) -> list[Check]:
+    """One row per Tier 2 context; ``namespaces`` (:func:`project_namespaces`) says which namespaces each context
+    must grant its reads in (None: the context's own namespace)."""
     targets = _targets(kube)
     if not targets:
         return [Check("Tier 2", "skip", kube.why_unavailable)]
     rows = []
-    for label, config in targets:
+    for label, config, cluster in targets:
         if not config.available:
             rows.append(Check(f"Tier 2 {label}", "fail", config.why_unavailable))
             continue
-        row = await asyncio.to_thread(review_context, config)
+        wanted = (namespaces or {}).get(cluster or "") or None
+        row = await asyncio.to_thread(review_context, config, wanted)
         row.name = f"Tier 2 {label}"
         rows.append(row)
     return rows
@@ -366,7 +430,7 @@ async def run_checks(env: Mapping[str, str], mode: str | None, backends: Any | N
         runai, osmo, kube = backends.runai, backends.osmo, backends.kube
     rows.append(await check_runai(runai))
     rows.append(await check_osmo(osmo))
-    rows.extend(await check_tier2(kube))
+    rows.extend(await check_tier2(kube, await project_namespaces(runai) if kube.available else None))
     rows.append(await check_slack(env))
     return rows
 

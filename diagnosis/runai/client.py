@@ -547,6 +547,11 @@ class RunaiClient:
             self._clusters = list(parse_records(Cluster, items))
         return list(self._clusters)
 
+    async def list_all_projects(self) -> list[Project]:
+        """``GET /api/v1/org-unit/projects``, every page (``doctor``: the namespaces the bot reads)."""
+        raw = await self._paged("/api/v1/org-unit/projects", "projects", {})
+        return list(parse_records(Project, raw))
+
     @reads(lambda **_: Calls.projects())
     async def list_projects(self, name: str, cluster_id: str) -> list[Project]:
         """``GET /api/v1/org-unit/projects`` filtered by exact name and cluster."""

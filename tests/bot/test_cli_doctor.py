@@ -136,7 +136,7 @@ def apiserver() -> Iterator[Any]:
         s.close()
 
 
-READS = {("get", "pods"), ("get", "pods/log"), ("list", "events"), ("get", "nodes")}
+READS = {("get", "pods"), ("get", "pods/log"), ("list", "pods"), ("list", "events"), ("get", "nodes")}
 
 
 def test_read_only_credentials_pass(apiserver: Any, tmp_path: Path) -> None:
@@ -160,7 +160,9 @@ def test_credentials_that_read_secrets_or_write_are_warned_loudly(apiserver: Any
 def test_missing_reads_are_named(apiserver: Any, tmp_path: Path) -> None:
     api = apiserver({("get", "pods")}, [])
     row = review_context(write_kubeconfig(tmp_path / "k", api.url))
-    assert row.status == "warn" and "cannot get pods/log, list events, get nodes" in row.detail
+    assert row.status == "warn"
+    want = "cannot get pods/log in ns, list pods in ns, list events in ns, list events in default, get nodes"
+    assert want in row.detail
 
 
 class FakeSlack:
@@ -269,3 +271,39 @@ async def test_an_endless_auth_test_answer_is_cut_at_the_body_cap() -> None:
     finally:
         httpd.shutdown()
     assert row.status == "fail" and "cut at 1048576 bytes (WD_MAX_BODY_BYTES)" in row.detail, row.detail
+
+
+def _reviewed_on_sandbox(namespaces: list[str], rbac: Any = None) -> Check:
+    """``review_context`` of a sandbox's kubeconfig, its Kubernetes API enforcing ``rbac`` (default: shipped)."""
+    from diagnosis.config import KubeConfig
+    from sandbox.server import Sandbox
+    from tests import builders as b
+
+    snap = b.snapshot(b.entry(b.workload()), kubernetes={"pods": [], "events": [], "nodes": []})
+    with Sandbox(snap, **({"rbac": rbac} if rbac is not None else {})) as sb:
+        return review_context(KubeConfig.from_env(sb.kube_env()), namespaces)
+
+
+def test_an_install_granting_reads_per_project_namespace_passes() -> None:
+    """The shipped RBAC grants pods and events per project namespace only: reviewed there, it is complete
+    (issue 22 §1: a review without a namespace called a correct install incomplete)."""
+    row = _reviewed_on_sandbox(["runai-nlp"])
+    assert row.status == "ok", row.detail
+    assert "namespace runai-nlp" in row.detail
+
+
+def test_each_namespace_the_bot_reads_is_reviewed_and_a_gap_named_where() -> None:
+    from sandbox.rbac import RBAC_FILE, Rbac
+
+    objects = [d for d in yaml.safe_load_all(RBAC_FILE.read_text()) if isinstance(d, dict)]
+    narrower = Rbac([d for d in objects if d["metadata"]["name"] != "workload-doctor-node-events"], {"runai-nlp"})
+    row = _reviewed_on_sandbox(["runai-nlp", "runai-speech"], narrower)
+    assert row.status == "warn"
+    assert "get pods in runai-speech" in row.detail and "list events in default" in row.detail
+    assert "in runai-nlp" not in row.detail  # granted there
+
+
+def test_doctor_on_the_sandbox_reviews_the_project_namespaces() -> None:
+    out = _run({}, "--snapshot", str(ROOT / "sandbox" / "snapshots" / "demo.json"))
+    tier2 = next(line for line in out.stdout.splitlines() if line.startswith("Tier 2"))
+    assert " ok " in tier2 and "pods, logs and events in namespace runai-nlp" in tier2, out.stdout
