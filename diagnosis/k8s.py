@@ -39,7 +39,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -138,16 +138,38 @@ class ReadOnlyGuard:
             path = path[len(self.prefix) :] or "/"
         return path
 
+    def normalized(self, path: str) -> str:
+        """``path`` as a server may read it (issue 23): every segment percent-decoded (again, until it no longer
+        changes: a proxy may decode once more), duplicate slashes collapsed. Raises :class:`ReadOnlyViolation` for
+        a segment holding an encoded ``/`` (or ``\\``), or a dot segment: a read never needs one, and a server
+        that splits or resolves it would see another path than the one checked."""
+        segments: list[str] = []
+        for raw in path.split("/"):
+            segment = raw
+            for _ in range(5):
+                decoded = unquote(segment)
+                if decoded == segment:
+                    break
+                segment = decoded
+            if "/" in segment or "\\" in segment or segment in (".", ".."):
+                raise ReadOnlyViolation(f"read-only: refusing {path} (an encoded '/' or a dot segment)")
+            if segment:
+                segments.append(segment)
+        return "/" + "/".join(segments)
+
     def check(self, method: str, url: str) -> None:
-        """Raise :class:`ReadOnlyViolation` unless ``method url`` is a plain GET read or explicitly allowed."""
+        """Raise :class:`ReadOnlyViolation` unless ``method url`` is a plain GET read or explicitly allowed. The
+        path compared is the decoded, normalized one (:meth:`normalized`), the forbidden subresources in any
+        letter case."""
         verb = str(method).upper()
-        path = self.path(url)
-        if (verb, path) in self.allow:
+        raw = self.path(url)
+        path = self.normalized(raw)
+        if (verb, raw) in self.allow and raw == path:
             return
         if verb != "GET":
-            raise ReadOnlyViolation(f"read-only: refusing {verb} {path}")
-        if _ACTING_SUBRESOURCE.match(path):
-            raise ReadOnlyViolation(f"read-only: refusing {verb} {path} (acts on the workload)")
+            raise ReadOnlyViolation(f"read-only: refusing {verb} {raw}")
+        if _ACTING_SUBRESOURCE.match(path.lower()):
+            raise ReadOnlyViolation(f"read-only: refusing {verb} {raw} (acts on the workload)")
 
 
 def _socket_of(response: urllib3.HTTPResponse) -> socket.socket | None:

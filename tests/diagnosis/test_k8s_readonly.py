@@ -352,3 +352,44 @@ def test_doctors_allow_list_lets_only_the_two_reviews_through_on_the_real_path(
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"),
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"),
     ]
+
+
+def _get(source: tier2.Tier2Source, path: str) -> Any:
+    """A GET of ``path`` through the product's ``ApiClient`` (its REST client, guard and urllib3 pool)."""
+    api = source.core.api_client
+    return api.call_api("GET", api.configuration.host + path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/namespaces/ns/pods/p//proxy",  # a doubled slash
+        "/api/v1/namespaces/ns/pods/p/PROXY",  # upper case
+        "/api/v1/namespaces/ns/pods/p/Exec",
+        "/api/v1/namespaces/ns/pods/p/%70roxy",  # percent-encoded
+        "/api/v1/namespaces/ns/pods/p/%2570roxy",  # encoded twice
+        "/api/v1//namespaces//ns/services/svc/%50ROXY/admin",
+        "/api/v1/nodes/n/%2e%2e/n/proxy",  # an encoded dot segment
+    ],
+)
+def test_issue23_disguised_acting_subresources_are_refused_on_the_real_path(
+    server: Recorder, source: tier2.Tier2Source, path: str
+) -> None:
+    """Issue 23 §Authorization: the guard compares the decoded, normalized path, in any letter case."""
+    with pytest.raises(ReadOnlyViolation):
+        _get(source, path)
+    assert server.all() == []
+
+
+def test_issue23_an_encoded_slash_in_a_name_is_refused_on_the_real_path(
+    server: Recorder, source: tier2.Tier2Source
+) -> None:
+    """A pod name holding ``/`` is sent by the client as ``pods/x%2Fproxy``: refused, never sent."""
+    with pytest.raises(ReadOnlyViolation):
+        source.core.read_namespaced_pod("x/proxy", "ns")
+    with pytest.raises(ReadOnlyViolation):
+        source.core.read_namespaced_pod_log("x%2Fproxy", "ns")
+    assert server.all() == []
+    source.core.read_namespaced_pod("proxy", "ns")  # a pod named like a subresource is still readable
+    _get(source, "/api/v1/namespaces/ns/pods/p")
+    assert server.all() == [("GET", "/api/v1/namespaces/ns/pods/proxy"), ("GET", "/api/v1/namespaces/ns/pods/p")]
