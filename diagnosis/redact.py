@@ -36,6 +36,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from diagnosis.confusables import fold as confusable_fold
 from diagnosis.untrusted import WITHHELD, strip_invisible, withhold_instructions
 
 __all__ = [
@@ -127,8 +128,10 @@ _NON_WORD = re.compile(r"[\W_]+")
 @lru_cache(maxsize=4096)
 def _key_words(key: str) -> tuple[str, ...]:
     """The lower-case words of a key name: camelCase and ``_ . -`` split; Unicode case variants and
-    compatibility forms folded ("paſſword", "apı_key", "ＰＡＳＳＷＯＲＤ" -> their ASCII words)."""
-    k = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", key))
+    compatibility forms folded ("paſſword", "apı_key", "ＰＡＳＳＷＯＲＤ" -> their ASCII words), and letters that
+    look like ASCII letters read as those ("PАSSWORD" with a Cyrillic А, :mod:`diagnosis.confusables`)."""
+    k = confusable_fold(key)  # "DB_PАSSWORD" (a Cyrillic А) is DB_PASSWORD (TR39 confusables)
+    k = _CAMEL_2.sub(r"\1_\2", _CAMEL_1.sub(r"\1_\2", k))
     k = unicodedata.normalize("NFKC", k).casefold().replace("\u0131", "i").replace("\u0307", "")
     return tuple(w for w in _NON_WORD.split(k) if w)
 
@@ -368,11 +371,14 @@ _RULES: list[tuple[str, re.Pattern[str], Check | None]] = [
         ),
         _check_secretish,
     ),
-    # passwords in URLs: scheme://user:password@host (the password may contain "@"; user may be empty)
+    # passwords in URLs: scheme://user:password@host (the password may contain "@" and "#", as redis-py and
+    # libpq read it; user may be empty; the slashes may be JSON-escaped: "postgres:\/\/u:p@h")
     (
         "url-userinfo",
         re.compile(
-            r"(?i)\b[a-z][a-z0-9+.-]{1,30}://[^\s:/?#@\"'<>]*:(?:(?P<v>" + _NOT_MASKED + r"[^\s/?#\"'<>]+)@[\w\[])"
+            r"(?i)\b[a-z][a-z0-9+.-]{1,30}:(?:\\?/){2}[^\s:/?#@\"'<>\\]*:(?:(?P<v>"
+            + _NOT_MASKED
+            + r"[^\s/?\"'<>]+)@[\w\[])"
         ),
         None,
     ),
@@ -428,12 +434,24 @@ _RULES: list[tuple[str, re.Pattern[str], Check | None]] = [
         ),
         None,
     ),
-    # .netrc: "machine host login user password X", or a "password X" line of its own
+    # .netrc: "machine host login user password X", "default login user password X", or a "password X" line
+    # of its own; a token in the login field (GitHub's "login <token> password x-oauth-basic")
     (
         "netrc",
         re.compile(
-            r"(?im)\bmachine[ \t]+\S+(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+(?:(?P<v>" + _NOT_MASKED + r"\S+))"
+            r"(?im)(?:\bmachine[ \t]+\S+|(?<![\w-])default)(?:[ \t]+login[ \t]+\S+)?[ \t]+password[ \t]+"
+            r"(?:(?P<v>" + _NOT_MASKED + r"\S+))"
             r"|^[ \t]*password[ \t]+(?:(?P<q>" + _NOT_MASKED + r"\S+)[ \t]*$)"
+        ),
+        None,
+    ),
+    (
+        "netrc-login",
+        re.compile(
+            r"(?i)(?:\bmachine[ \t]+\S+|(?<![\w-])default)[ \t]+login[ \t]+(?:(?P<v>" + _NOT_MASKED + r"\S+)"
+            r"(?=[ \t]+password[ \t]+x-oauth)|(?P<q>"
+            + _NOT_MASKED
+            + r"(?=[\w.~+/=-]*\d)(?=[\w.~+/=-]*[A-Za-z])[\w.~+/=-]{20,})(?!\S))"
         ),
         None,
     ),
@@ -470,13 +488,14 @@ _RULES: list[tuple[str, re.Pattern[str], Check | None]] = [
         re.compile(r"(?i)\b(?:ngc|nvcr\.io)\b[^\n]{0,100}?(?<![\w+/=-])(?P<v>[A-Za-z0-9+/]{60,}={0,2})(?![\w+/=-])"),
         _check_cases,
     ),
-    # webhooks: gitleaks slack-webhook-url, microsoft-teams-webhook; Discord webhooks (the path is the secret)
+    # webhooks: gitleaks slack-webhook-url, microsoft-teams-webhook; Discord webhooks (the path is the secret;
+    # its slashes may be JSON-escaped, "hooks.slack.com\/services\/T..\/B..\/x")
     (
         "webhook",
         re.compile(
-            r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9+/_-]{8,})"
-            r"|discord(?:app)?\.com/api/webhooks/(?P<q>\d+/[\w-]+)"
-            r"|\.webhook\.office\.com/webhookb2/(?P<s>[^\s\"'<>]+)"
+            r"(?i)hooks\.slack\.com\\?/(?:services|workflows|triggers)\\?/(?P<v>(?:[A-Za-z0-9+_-]|\\?/){8,})"
+            r"|discord(?:app)?\.com\\?/api\\?/webhooks\\?/(?P<q>\d+\\?/[\w-]+)"
+            r"|\.webhook\.office\.com\\?/webhookb2\\?/(?P<s>[^\s\"'<>]+)"
         ),
         None,
     ),
@@ -540,7 +559,25 @@ _RULES: list[tuple[str, re.Pattern[str], Check | None]] = [
         ),
         None,
     ),
-    ("twilio", re.compile(r"(?<![\w-])(?P<v>SK[0-9a-fA-F]{32})(?![0-9a-fA-F])"), None),  # [twilio-api-key]
+    # [twilio-api-key]; an auth token passed after the account SID (Client("AC...", "<token>"), "AC...:<token>")
+    (
+        "twilio",
+        re.compile(
+            r"(?<![\w-])(?P<v>SK[0-9a-fA-F]{32})(?![0-9a-fA-F])"
+            r"|(?<![\w-])AC[0-9a-fA-F]{32}[\"']?[ \t]*[,:][ \t]*(?:\w+[ \t]*=[ \t]*)?[\"']?"
+            r"(?P<q>" + _NOT_MASKED + r"[0-9a-fA-F]{32})(?![0-9a-fA-F])"
+        ),
+        None,
+    ),
+    # PuTTY private keys (.ppk): the Private-Lines block and the Private-MAC (real or escaped newlines)
+    (
+        "putty-key",
+        re.compile(
+            r"(?i)Private-Lines:[ \t]*\d+[ \t]*(?:\r?\n|(?:\\r)?\\n)(?P<v>[A-Za-z0-9+/=]+(?![\w:-])"
+            r"(?:(?:\r?\n|(?:\\r)?\\n)[A-Za-z0-9+/=]+(?![\w:-]))*)|Private-(?:MAC|Hash):[ \t]*(?P<q>[0-9a-fA-F]{8,})"
+        ),
+        None,
+    ),
     # [telegram-bot-api-token] (also inside a bot API URL: /bot<token>/)
     ("telegram", re.compile(r"(?:(?<![\w-])|(?<=/bot))(?P<v>\d{6,12}:AA[\w-]{30,40})(?![\w-])"), None),
     # kaggle.json: {"username": "...", "key": "..."} (a bare "key" names a secret only here)
@@ -578,7 +615,7 @@ _GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
         "subscription-key", "x-functions-key", "x-jfrog-art-api", "x-registry-auth",
     ),
     "auth-scheme": ("bearer", "basic", "token"),
-    "url-userinfo": ("://",),
+    "url-userinfo": ("://", ":\\/\\/"),
     "azure-sas": ("sharedaccesssignature",),
     "struct-dump": ("value:", 'value"', "value'", "value=", "value :", "val:", "val="),
     "key-value": (
@@ -589,6 +626,7 @@ _GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
     "password-stdin": ("--password-stdin",),
     "curl-user": ("curl", "wget", "http"),
     "netrc": ("password",),
+    "netrc-login": ("login",),
     "prose": ("pass", "pwd", "token", "api", "secret", "access", "credential"),
     "wandb": ("wandb",),
     "ngc-key": ("ngc", "nvcr"),
@@ -605,7 +643,8 @@ _GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
         "atlasv1", "fo1_", "fm1", "fm2", "sq0", "key-", "dt0c01.", "sha256~", "clojars_", "rubygems_", "pnu_",
         "rdme_", "pscale_", "ezak", "eztk", "fio-u-", "flw", "xkeysib-", "sgp_", "p8e-", "4b1d",
     ),
-    "twilio": re.compile(r"SK[0-9a-fA-F]{32}"),
+    "twilio": re.compile(r"SK[0-9a-fA-F]{32}|AC[0-9a-fA-F]{32}"),
+    "putty-key": ("private-lines", "private-mac", "private-hash"),
     "telegram": (":aa",),
     "kaggle": ("username",),
     "aws-secret-bare": re.compile(r"[A-Za-z0-9/+]{40}"),
@@ -642,7 +681,7 @@ def _may_hold_credential(text: str, low: str) -> bool:
 
 #: rules whose matches can span lines (a PEM block, a YAML "- name: X" / "value: y" pair); the others are
 #: run line by line on a long text, and only on the lines that hold one of their gate words
-_MULTILINE_RULES = frozenset({"pem-block", "struct-dump"})
+_MULTILINE_RULES = frozenset({"pem-block", "struct-dump", "putty-key"})
 #: a text at least this long is scanned line by line
 _LONG = 4096
 
@@ -680,6 +719,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
     A long text (a log) runs the multi-line rules on the whole text and every other rule only on the lines
     that hold one of the gate words present in the text, which keeps a 64 KiB log to milliseconds.
     """
+    text = confusable_fold(text)  # same length: a span of the folded text is the span of the original
     low = _fold(text)
     if not _may_hold_credential(text, low):
         return []
