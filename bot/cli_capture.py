@@ -1,15 +1,17 @@
 """``workload-doctor capture``: turn a real failure into a snapshot case (:mod:`diagnosis.capture`).
 
 It asks the configured backends (``RUNAI_*``, ``KUBECONFIG``, ``OSMO_*``; read-only, as ``diagnose``),
-records every response the diagnosis read, and writes them, redacted, as a ``snapshot/1`` file whose
+records every response the diagnosis read, and writes them, redacted, as a ``snapshot/1`` file (mode 0600) whose
 ``ask`` is the question and whose ``expect`` is today's answer. ``diagnose --snapshot FILE`` replays it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,7 +80,7 @@ def capture_cmd(
 
             snapshot, _report = asyncio.run(capture_world(q, ask, backends))
         if output:
-            Path(output).write_text(json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_private(Path(output), json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n")
         else:
             sys.stdout.write(json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n")
         expect = snapshot["expect"]
@@ -88,6 +90,31 @@ def capture_cmd(
         return snapshot
 
     run_guarded(run, debug)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by its owner only (0600), from its creation on: a new file is created
+    with that mode (``os.open``, never a chmod after) and moved over ``path``, so an existing file of wider mode
+    is replaced, not reused."""
+    fd, tmp = _create_private(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _create_private(path: Path) -> tuple[int, str]:
+    for attempt in range(100):
+        tmp = str(path.with_name(f".{path.name}.{os.getpid()}.{attempt}.tmp"))
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise UserError(f"could not create a file next to {path}")
 
 
 def _clock(raw: str | None) -> datetime:

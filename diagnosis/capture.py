@@ -14,7 +14,8 @@
   ``faults`` entry per path replaying the status of every attempt in order (``delay_ms: 0`` entries let
   the attempts that succeeded through). What FORMAT.md cannot express is said in ``description``;
 - ``ask`` as given, ``expect`` from today's answer, ``now`` the diagnosis clock; every string passes
-  :func:`diagnosis.redact.sanitize_obj` before it is written.
+  :func:`diagnosis.redact.sanitize_tree` before it is written: redacted with what names it (its key, the
+  ``name`` of its env pair, an annotation's key, the flag before it), not alone.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from diagnosis.http import RecordedResponse, recording
-from diagnosis.redact import sanitize_obj
+from diagnosis.redact import sanitize_tree
 from diagnosis.report import Report
 
 #: The ``ask`` keys a capture writes (FORMAT.md ``ask``), by system.
@@ -781,7 +782,7 @@ def build_snapshot(
     snapshot["ask"] = clean_ask
     snapshot["expect"] = expect_from(report)
     snapshot["description"] = _describe(clean_ask, report, reads, notes, captured_at)
-    return _with_binary_logs(sanitize_obj(snapshot))
+    return _with_binary_logs(sanitize_tree(snapshot))
 
 
 def _with_binary_logs(snapshot: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ found``) or of a key (``couldn't find key password in Secret``): those are the d
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Callable
@@ -46,6 +47,7 @@ __all__ = [
     "redact",
     "sanitize",
     "sanitize_obj",
+    "sanitize_tree",
     "strip_control",
     "withhold_instructions",
 ]
@@ -120,6 +122,10 @@ _ML_TOKEN_WORDS = frozenset(
     }
 )
 # fmt: on
+#: services whose "<word> token" is a credential even when the word is an ML one ("SLACK_BOT_TOKEN")
+_TOKEN_ISSUERS = frozenset(
+    {"slack", "telegram", "discord", "github", "gitlab", "twilio", "teams", "mattermost", "pagerduty", "vault"}
+)
 _CAMEL_1 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _CAMEL_2 = re.compile(r"([a-z0-9])([A-Z])")
 _NON_WORD = re.compile(r"[\W_]+")
@@ -157,7 +163,7 @@ def secret_key(key: str) -> bool:
     prev = words[-2] if len(words) > 1 else ""
     if last == "token" or (last.endswith("token") and last != "token" and len(words) == 1):
         if prev in _ML_TOKEN_WORDS or (last != "token" and last[: -len("token")] in _ML_TOKEN_WORDS):
-            return False
+            return any(w in _TOKEN_ISSUERS for w in words[:-1])  # "SLACK_BOT_TOKEN" is a credential
         return True
     if last == "secret" and prev in ("existing", "pull", "image", "k8s", "kube", "kubernetes", "vault", "sealed"):
         return False
@@ -791,6 +797,64 @@ def sanitize(text: str) -> str:
     """``strip_control``, ``withhold_instructions``, ``redact``, ``defang_slack``: the one function every
     outgoing string passes (FORMAT.md "What never reaches any output"). Idempotent."""
     return _sanitize_short(text) if len(text) <= 512 else _sanitize(text)
+
+
+#: the fields of a ``{"name": X, "value": y}`` pair (Kubernetes env, Run:ai environmentVariables/annotations/
+#: labels, Go and OSMO dumps): X names y
+_PAIR_NAMES = ("name", "key", "Name", "Key", "variable", "envName")
+_PAIR_VALUES = frozenset({"value", "Value", "val", "defaultValue", "default"})
+#: a command-line flag that takes the next element of an argv list as its value ("--password", "-token")
+_FLAG = re.compile(r"--?[^\W\d_][\w.-]*")
+
+
+def sanitize_tree(value: Any, key: str | None = None) -> Any:
+    """:func:`sanitize_obj` that also reads each value with what names it (a captured world, a raw API answer).
+
+    A string is masked whole when what names it names a secret (:func:`secret_key`): its dict key
+    (``{"DB_PASSWORD": "x"}``, an annotation or a label), the ``name`` of its ``{"name": ..., "value": ...}``
+    pair (an env variable), or the flag before it in an argv list (``["--password", "x"]``); a number there is
+    masked too. Every string also passes :func:`sanitize`, and a string holding JSON (an annotation such as
+    ``last-applied-configuration``) is read as JSON with the same context rules. ``key``: what names ``value``.
+    """
+    named = key is not None and secret_key(key)
+    if isinstance(value, str):
+        return _tree_text(value, named)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return REDACTED if named else value
+    if isinstance(value, dict):
+        pair = next((value[n] for n in _PAIR_NAMES if isinstance(value.get(n), str)), None)
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            context = pair if pair is not None and k in _PAIR_VALUES else str(k)
+            out[sanitize(k) if isinstance(k, str) else k] = sanitize_tree(v, context)
+        return out
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        flag: str | None = None
+        for item in value:
+            items.append(sanitize_tree(item, flag if flag is not None else key))
+            flag = item if isinstance(item, str) and _FLAG.fullmatch(item) and secret_key(item) else None
+        return items
+    return value
+
+
+def _tree_text(text: str, named: bool) -> str:
+    clean = sanitize(text)
+    if named and clean.strip().casefold() not in _NOT_SECRET and not _PLACEHOLDER.fullmatch(clean.strip()):
+        return REDACTED  # the whole value of a field that names a secret (an assignment or a "ns/name" too)
+    stripped = clean.strip()
+    if len(stripped) > 1 and stripped[0] in "{[" and stripped[-1] in "}]":
+        try:
+            parsed = json.loads(stripped)
+        except ValueError:
+            return clean
+        if isinstance(parsed, dict | list):
+            again = sanitize_tree(parsed)
+            if again != parsed:
+                return json.dumps(again, ensure_ascii=False, separators=(",", ":"))
+    return clean
 
 
 def sanitize_obj(value: Any) -> Any:
