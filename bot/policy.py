@@ -22,7 +22,7 @@
             max_window: 7d       # a digest covers the time since the previous one, at most this
             cluster: dgx-prod    # null: every cluster the control plane lists
             projects: [nlp]      # null: every project
-            pools: null          # OSMO pools; null: every pool
+            pools: []            # OSMO pools; null: every pool only where projects is null (else none)
             min_failures: 0      # post only when at least this many failed
 
 Without a file everyone may diagnose everything (logged at startup). A file whose ``access`` names nobody (the
@@ -36,6 +36,7 @@ refusal never tells whether the workload exists.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,12 @@ class DigestSchedule:
     projects: tuple[str, ...] | None = None
     pools: tuple[str, ...] | None = None
     min_failures: int = 0
+
+
+def _pools(pools: tuple[str, ...] | None, projects: Sequence[str] | None) -> tuple[str, ...] | None:
+    """A digest's OSMO pools: ``null`` is every pool only in a digest of every project; a project-scoped one
+    (``projects: [nlp]``) names its pools, or has none (issue 23: it must not add every pool)."""
+    return () if pools is None and projects is not None else pools
 
 
 def _digest_schedules(channel: str, raw: Any, name: str) -> list[DigestSchedule]:
@@ -115,7 +122,7 @@ def _digest_schedules(channel: str, raw: Any, name: str) -> list[DigestSchedule]
                 max_window=int(window.total_seconds()),
                 cluster=str(item["cluster"]) if item.get("cluster") else None,
                 projects=names("projects"),
-                pools=names("pools"),
+                pools=_pools(names("pools"), names("projects")),
                 min_failures=int(item.get("min_failures") or 0),
             )
         )

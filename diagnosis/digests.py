@@ -211,7 +211,10 @@ def scope_text(digest: Digest) -> str:
         )
         parts.append("projects " + ", ".join(digest.projects) if digest.projects else "every project")
     if "osmo" in digest.systems:
-        parts.append("OSMO pools " + ", ".join(digest.pools) if digest.pools else "every OSMO pool")
+        pools = digest.pools
+        parts.append(
+            "OSMO pools " + ", ".join(pools) if pools else "every OSMO pool" if pools is None else "no OSMO pool"
+        )
     return "; ".join(parts)
 
 

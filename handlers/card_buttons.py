@@ -45,15 +45,16 @@ async def on_card_button(doctor: Doctor, ask: Ask, surface: Surface, action_id: 
     if question is None:
         log.warning("malformed card button value")
         return
+    clusters = await doctor._asked_clusters(question)  # a rule may name the cluster by its name or its UUID
     if action_id == REDIAGNOSE_ACTION:
-        await doctor._run(ask, question, surface, fresh=True)
+        # authorized before anything is posted (issue 23): the whole scope the button names (a button naming no
+        # project is every project), and the answer shown only once checked against what was found
+        if question.workflow_id is None and not doctor._allows_whole(ask, clusters, question.project):
+            await doctor.reply(ask, surface, text_message(doctor.refusal()), private=True)
+            return
+        await doctor._run(ask, question, surface, fresh=True, announce=False)
         return
-    if not doctor.policy.allows(
-        ask.user,
-        clusters={question.cluster_id} if question.cluster_id else set(),
-        project=question.project,
-        user_groups=ask.user_groups,
-    ):
+    if not doctor.policy.allows(ask.user, clusters=clusters, project=question.project, user_groups=ask.user_groups):
         await doctor.reply(ask, surface, text_message(doctor.refusal()), private=True)
         return
     try:

@@ -41,6 +41,29 @@ log = logging.getLogger(__name__)
 DIGEST_WORD = re.compile(r"(?i)^\s*digests?\b")
 METADATA_TYPE = "workload_doctor_digest"
 DigestFn = Callable[..., Awaitable[Digest]]
+Refuse = Callable[[], Awaitable[None]]
+
+
+def _named_clusters(digest: Digest) -> dict[str, str]:
+    """The clusters a digest scanned: UUID -> name (the name is the UUID when the control plane gave none)."""
+    return dict(zip(digest.cluster_ids, digest.cluster_names, strict=False))
+
+
+class _Visible:
+    """What one person may see of a digest (:meth:`DigestDesk.visible_to`): ``names`` (UUID -> name, filled by
+    :meth:`DigestDesk.build`) lets a rule that names a cluster by either match its rows."""
+
+    def __init__(self, policy: DigestPolicy, user: str, groups: set[str]) -> None:
+        self.policy = policy
+        self.user = user
+        self.groups = groups
+        self.names: dict[str, str] = {}
+
+    def __call__(self, item: DigestItem) -> bool:
+        if item.system == "runai":
+            clusters = {c for c in (item.cluster_id, self.names.get(item.cluster_id or "")) if c}
+            return bool(self.policy.allows(self.user, clusters=clusters, project=item.project, user_groups=self.groups))
+        return bool(self.policy.allows(self.user, user_groups=self.groups))
 
 
 class DigestSurface(Protocol):
@@ -142,17 +165,23 @@ class DigestDesk:
 
     # -- building ----------------------------------------------------------------------------------
 
-    def visible_to(self, user: str, groups: set[str]) -> Callable[[DigestItem], bool]:
-        """The access policy as an item filter: a Run:ai row only if ``user`` may diagnose its cluster and project."""
+    def visible_to(self, user: str, groups: set[str]) -> _Visible:
+        """The access policy as an item filter: a Run:ai row only if ``user`` may diagnose its cluster (a rule names
+        it by its name or its UUID: the digest's scan knows both) and project."""
+        return _Visible(self.policy, user, groups)
 
-        def keep(item: DigestItem) -> bool:
-            if item.system == "runai":
-                return bool(
-                    self.policy.allows(user, clusters={item.cluster_id or ""}, project=item.project, user_groups=groups)
-                )
-            return bool(self.policy.allows(user, user_groups=groups))
-
-        return keep
+    def may_see_all(self, user: str, groups: set[str], digest: Digest) -> bool:
+        """``user`` may see the whole scope of ``digest`` (issue 23: who may refresh a channel's digest): every
+        cluster it scanned, by both its names, with every project it covers (``null``: every project)."""
+        if not self.policy.allows(user, user_groups=groups):
+            return False
+        projects: list[str | None] = [*(digest.projects or [])] or [None]
+        for cluster in _named_clusters(digest).items():
+            for project in projects:
+                clusters = {c for c in cluster if c}
+                if not self.policy.allows(user, clusters=clusters, project=project, user_groups=groups, whole=True):
+                    return False
+        return True
 
     async def build(
         self,
@@ -166,6 +195,8 @@ class DigestDesk:
             digest = await answer_digest(ask, self.backends, start=start, end=end, cache=self.cache)
         else:
             digest = await self.digest_fn(ask, self.backends, start=start, end=end)
+        if isinstance(keep, _Visible):
+            keep.names = _named_clusters(digest)
         return filter_digest(digest, keep) if keep is not None else digest
 
     async def mark_seen(self, channel: str, digest: Digest) -> Digest:
@@ -241,6 +272,8 @@ class DigestDesk:
             ask.cluster_id = defaults.get("cluster_id") or defaults.get("cluster")
         if ask.projects is None and defaults.get("project"):
             ask.projects = [defaults["project"]]
+        if ask.pools is None and ask.projects is not None:
+            ask.pools = []  # a project-scoped digest never adds every OSMO pool (issue 23)
         ask.since_delta()
         return ask
 
@@ -285,15 +318,29 @@ class DigestDesk:
         ask = DigestAsk(cluster_id=data.get("cluster"), projects=data.get("projects"), pools=data.get("pools"))
         return ask, parse_time(data.get("start")), parse_time(data.get("end"))
 
-    async def refresh(self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface) -> None:
-        """Rebuild the same window and scope and update the same message (works on any replica)."""
+    async def refresh(
+        self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface, refuse: Refuse
+    ) -> None:
+        """Rebuild the same window and scope and update the same message (works on any replica). The digest is the
+        channel's, whoever presses: built for its scope, and only by someone who may see all of it (issue 23);
+        anyone else is told privately (``refuse``) and the message stays as it is."""
         ask, start, end = self.ask_of(value)
-        digest = await self.build(ask, start=start, end=end, keep=self.visible_to(user, groups))
+        digest = await self.build(ask, start=start, end=end)
+        if not self.may_see_all(user, groups, digest):
+            log.info("digest refresh refused: user %s may not see the digest's whole scope", user)
+            await refuse()
+            return
         await surface.update(ts, self.message(ask, digest))
 
-    async def show_all(self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface) -> None:
+    async def show_all(
+        self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface, refuse: Refuse
+    ) -> None:
+        """Every row of the digest in its thread: the channel's scope, as :meth:`refresh`."""
         ask, start, end = self.ask_of(value)
-        digest = await self.build(ask, start=start, end=end, keep=self.visible_to(user, groups))
+        digest = await self.build(ask, start=start, end=end)
+        if not self.may_see_all(user, groups, digest):
+            await refuse()
+            return
         await self.rows(surface, digest, ts)
 
     @staticmethod

@@ -39,7 +39,7 @@ from diagnosis.config import ConfigError
 from diagnosis.errors import BackendUnavailable
 from diagnosis.logs import set_ref
 from diagnosis.question import Question, QuestionError
-from diagnosis.report import Choice, Outcome, Report
+from diagnosis.report import Outcome, Report
 from handlers import messages
 from handlers.blocks import Message, Overflow, Rendered, render_report, spill, text_message
 from handlers.digests import DIGEST_WORD, is_digest
@@ -64,7 +64,7 @@ from handlers.parsing import (
 )
 from handlers.protocols import AccessPolicy, ConversationStore, Surface
 from handlers.report_cache import AnswerFn, Reports, question_key
-from handlers.seen import seen_by
+from handlers.seen import ClusterNames, clusters_of, in_scope, seen_by
 
 if TYPE_CHECKING:
     from handlers.digests import DigestDesk, DigestSurface
@@ -152,6 +152,8 @@ class Doctor:
         self.policy = policy
         self.conversation_ttl = conversation_ttl
         self.reports = Reports(store, self.backends, answer_fn or answer)
+        #: each cluster by its name and its UUID, for the policy's rules (issue 23)
+        self.clusters = ClusterNames(self.backends)
         #: starts "watch <workflow>" (``handlers.watch.Watches``); None: a watch is answered as a status
         self.watches: Watches | None = None
         #: answers "digest …" (``handlers.digests.DigestDesk``); None: digests are not offered
@@ -246,10 +248,13 @@ class Doctor:
         conv = await self.store.take_json(*key)
         if not isinstance(conv, dict):
             return await self._no_conversation(ask, surface, key, only_if_answers, bot_thread)
-        if ask.source == "reply" and conv.get("user") and ask.user != conv.get("user"):
-            # another person's words in the thread are not an answer: the asker's question stays pending, and
-            # nothing is run, refused or rewritten on their behalf
+        if conv.get("user") and ask.user != conv.get("user") and ask.source != "chat":
+            # another person's words (or button press, or mention) in the thread are not an answer: the asker's
+            # question stays pending, and nothing is run, refused or rewritten on their behalf (issue 23)
             await self._keep(key, conv)
+            if ask.source == "button":
+                await self._reply(ask, surface, messages.not_your_question(str(conv["user"])), private=True)
+                return True
             return False
         self._asked.pop(key, None)
         await _fill_groups(ask, groups)
@@ -387,17 +392,30 @@ class Doctor:
             ask.user, clusters={c for c in clusters if c}, project=project, user_groups=ask.user_groups
         )
 
-    def _allows_whole(self, ask: Ask, question: Question) -> bool:
-        """The asker may see the whole scope the question names (an unnamed cluster or project: every one)."""
-        clusters = {c for c in (question.cluster, question.cluster_id) if c}
-        return self.policy.allows(
-            ask.user, clusters=clusters, project=question.project, user_groups=ask.user_groups, whole=True
-        )
+    def _allows_whole(self, ask: Ask, clusters: set[str], project: str | None) -> bool:
+        """The asker may see the whole scope named (an unnamed cluster or project: every one)."""
+        return self.policy.allows(ask.user, clusters=clusters, project=project, user_groups=ask.user_groups, whole=True)
 
-    async def _run(self, ask: Ask, question: Question, surface: Surface, fresh: bool = False) -> None:
+    async def _asked_clusters(self, question: Question) -> set[str]:
+        """The question's cluster by both its names (a rule may name it by either: issue 23)."""
+        named = {question.cluster, question.cluster_id}
+        if not getattr(self.policy, "enabled", False):
+            return {c for c in named if c}
+        return await self.clusters.both(named)
+
+    def _seen(self, ask: Ask, asked: set[str], question: Question, report: Report) -> Report:
+        """``report``'s choices and suggestions cut to the asker's scope (handlers.seen.in_scope)."""
+        return in_scope(self.policy, ask.user, ask.user_groups, report, asked, question.project)
+
+    async def _run(
+        self, ask: Ask, question: Question, surface: Surface, fresh: bool = False, announce: bool = True
+    ) -> None:
         """Answer ``question``: the policy, "diagnosing…", the report (or an error or refusal, privately), and
-        the follow-up kept when the core asks for more. ``fresh`` (Re-diagnose) skips the cache."""
-        if not self._allows(ask, {question.cluster or ""}, question.project):
+        the follow-up kept when the core asks for more. ``fresh`` (Re-diagnose) skips the cache; without
+        ``announce`` (a button naming its target: nothing public before the report is authorized) the
+        "diagnosing…" line goes to the asker only."""
+        asked = await self._asked_clusters(question)
+        if not self._allows(ask, asked, question.project):
             log.info("refused by policy: user %s", ask.user)
             await self._reply(ask, surface, messages.refusal(self.policy), private=True)
             return
@@ -414,11 +432,16 @@ class Doctor:
             quiet = (
                 name is not None
                 and answering.done()
-                and (answering.exception() is not None or names_nothing(answering.result()))
+                and (
+                    answering.exception() is not None
+                    or names_nothing(self._seen(ask, asked, question, answering.result()))
+                )
             )
-            if not quiet:
+            if not announce:
+                await self._reply(ask, surface, progress, private=True)
+            elif not quiet:
                 progress_ts = await self._progress(ask, surface, progress, thread)
-            report = await answering
+            report = self._seen(ask, asked, question, await answering)
         except Exception as exc:
             await self._privately(ask, surface, progress_ts, thread, messages.failure(exc, ref))
             return
@@ -428,7 +451,9 @@ class Doctor:
         if name is not None and names_nothing(report):
             await self._no_such_name(ask, surface, name, question, report, progress_ts)
             return
-        if report.outcome == Outcome.NOT_FOUND and not self._allows_whole(ask, question):
+        if report.outcome == Outcome.NOT_FOUND and not self._allows_whole(
+            ask, clusters_of(report, asked), question.project
+        ):
             # "not found" in a scope the asker may not see all of would tell what exists there: the same refusal
             # as for a workload that exists but is not theirs
             log.info("refused by policy (not found in a scope not wholly allowed): user %s", ask.user)
@@ -441,8 +466,6 @@ class Doctor:
             log.info("refused by policy after resolving: user %s", ask.user)
             await self._privately(ask, surface, progress_ts, thread, messages.refusal(self.policy))
             return
-        if report.choices:
-            report = report.model_copy(update={"choices": self._allowed_choices(ask, report.choices)})
         report = seen_by(self.policy, ask.user, ask.user_groups, report)  # other workloads: only the asker's named
         footer = f"asked by user {ask.user}" if ask.source != "chat" else None
         rendered = render_report(report, thread_ts=root, footer=footer)
@@ -525,18 +548,6 @@ class Doctor:
         suggestions = [c.value for c in report.choices if c.field in ("workload_name", "workload")]
         where = f"in project {question.project}" if question.project else None
         await self._privately(ask, surface, progress_ts, None, messages.no_such_name(name, suggestions, where))
-
-    def _allowed_choices(self, ask: Ask, choices: list[Choice]) -> list[Choice]:
-        out = []
-        for c in choices:
-            if c.field == "project" and not self._allows(ask, set(), c.value):
-                continue
-            if c.field == "cluster" and not self._allows(ask, {c.value}, None):
-                continue
-            if c.field == "cluster_id" and not self._allows(ask, {c.value, c.label}, None):
-                continue  # the clusters offered are the ones the asker may diagnose in
-            out.append(c)
-        return out
 
     async def _show(self, surface: Surface, progress_ts: str | None, root: str | None, message: Message) -> None:
         try:

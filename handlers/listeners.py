@@ -268,10 +268,14 @@ async def _press_digest_button(
     ts: str,
 ) -> None:
     """What the digest button ``which`` (its ``value``) of the digest message ``ts`` does."""
+
+    async def refuse() -> None:  # the digest is the channel's: one who may not see all of it is told privately
+        await surface.private(ask.user, text_message(doctor.refusal()), ts)
+
     if which == "wd_digest_refresh":
-        await desk.refresh(value, ts, ask.user, ask.user_groups, surface)
+        await desk.refresh(value, ts, ask.user, ask.user_groups, surface, refuse)
     elif which == "wd_digest_thread":
-        await desk.show_all(value, ts, ask.user, ask.user_groups, surface)
+        await desk.show_all(value, ts, ask.user, ask.user_groups, surface, refuse)
     else:
         target = json.loads(value or "{}")
         if target.get("s") == "osmo":

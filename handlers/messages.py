@@ -68,6 +68,11 @@ def refusal(policy: object = None) -> Message:
     return text_message(escape(refusal_words(policy)))
 
 
+def not_your_question(asker: str) -> Message:
+    """A press of a choice button by someone other than the person the question was asked of (issue 23)."""
+    return text_message(f"Only <@{asker}>, who asked this question, can answer it: ask your own with `/diagnose`.")
+
+
 def answered_privately() -> Message:
     return text_message(ANSWERED_PRIVATELY)
 

@@ -5,8 +5,18 @@ counted. Without a policy (the CLI, a bot with no policy file) every project is 
 
 from __future__ import annotations
 
-from diagnosis.report import Report
+import asyncio
+import logging
+import math
+import re
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from diagnosis.report import Choice, Outcome, Report
 from handlers.protocols import AccessPolicy
+
+log = logging.getLogger(__name__)
 
 
 def seen_by(policy: AccessPolicy, user: str, groups: set[str] | None, report: Report) -> Report:
@@ -20,3 +30,111 @@ def seen_by(policy: AccessPolicy, user: str, groups: set[str] | None, report: Re
     return report.seen_by(
         lambda project: policy.allows(user, clusters=clusters, project=project, user_groups=groups, whole=True)
     )
+
+
+# -- issue 23: every suggestion, choice and "not found" inside the asker's scope, cluster included -------------
+
+#: what a "not found" asks once the choices it offered were cut (the same as a name that exists nowhere near)
+NEUTRAL_ASK = (
+    "Which workload do you mean? Send its workload id (Run:ai console, Workloads), or check the name and project."
+)
+_WORKLOAD_FIELDS = frozenset({"workload_name", "workload_id", "workload"})
+_CLUSTER_FACT = re.compile(r"^(?P<name>.+?) \((?P<id>[^()\s]+)\)$")
+
+
+class ClusterNames:
+    """Each cluster by both its names (issue 23): a policy rule may name a cluster by its name or its UUID, while a
+    question, a channel default or a button names it by one of them. The Run:ai control plane's cluster list (one
+    ``GET /api/v1/clusters``), kept ``ttl`` seconds; without Run:ai (or when the list cannot be read) a name stays
+    as given, so a rule naming the cluster by its other name does not match it (refused, never widened)."""
+
+    def __init__(self, backends: Any, ttl: float = 300.0) -> None:
+        self.backends = backends
+        self.ttl = ttl
+        self._pairs: list[tuple[str, str]] = []
+        self._at = -math.inf
+        self._lock = asyncio.Lock()
+
+    async def both(self, names: Iterable[str | None]) -> set[str]:
+        """``names`` with the other name of every cluster they name (case-insensitively)."""
+        known = {n for n in names if n}
+        if not known:
+            return known
+        folded = {n.casefold() for n in known}
+        for uuid, name in await self._list():
+            if uuid.casefold() in folded or (name and name.casefold() in folded):
+                known |= {c for c in (uuid, name) if c}
+        return known
+
+    async def _list(self) -> list[tuple[str, str]]:
+        config = getattr(self.backends, "runai", None)
+        if config is None:
+            return []
+        async with self._lock:
+            if time.monotonic() - self._at < self.ttl:
+                return self._pairs
+            from diagnosis.runai.client import RunaiClient
+
+            try:
+                async with RunaiClient(config) as client:
+                    clusters = await asyncio.wait_for(client.list_clusters(), 15.0)
+            except Exception as exc:  # the policy then sees the name as given (fails closed)
+                log.warning("could not list the clusters for the access policy: %s", type(exc).__name__)
+                return self._pairs
+            self._pairs = [(c.uuid, c.name or "") for c in clusters]
+            self._at = time.monotonic()
+            return self._pairs
+
+
+def clusters_of(report: Report, asked: set[str]) -> set[str]:
+    """The cluster a report speaks of, by both its names when the report knows them (its identity, or the cluster
+    fact of a "not found"), else ``asked`` (the question's, see :class:`ClusterNames`)."""
+    ident = report.identity
+    if ident is not None and (ident.cluster_name or ident.cluster_id):
+        return {c for c in (ident.cluster_name, ident.cluster_id) if c}
+    for item in report.evidence:
+        if item.label == "cluster" and item.source == "question" and item.value:
+            m = _CLUSTER_FACT.match(item.value)
+            return {m["name"], m["id"]} if m else {item.value}
+    return set(asked)
+
+
+def in_scope(
+    policy: AccessPolicy, user: str, groups: set[str] | None, report: Report, asked: set[str], project: str | None
+) -> Report:
+    """``report``'s choices as ``user`` may see them: a project offered only when they may diagnose it on the
+    report's cluster, a cluster only when they may diagnose in it, a workload (a "did you mean") only when they may
+    see the whole scope it was looked up in. A "not found" or a question whose workload or project choices were
+    cut says nothing of them: it reads as when nothing was found nearby (no existence oracle)."""
+    if not report.choices:
+        return report
+    clusters = clusters_of(report, asked)
+
+    def allowed(c: Choice) -> bool:
+        if c.field == "project":
+            return policy.allows(user, clusters=clusters, project=c.value, user_groups=groups, whole=True)
+        if c.field in ("cluster", "cluster_id"):
+            return policy.allows(user, clusters={c.value, c.label}, project=None, user_groups=groups)
+        if c.field in _WORKLOAD_FIELDS:
+            return policy.allows(user, clusters=clusters, project=project, user_groups=groups, whole=True)
+        return True
+
+    kept = [c for c in report.choices if allowed(c)]
+    if len(kept) == len(report.choices):
+        return report
+    if all(c.field in ("cluster", "cluster_id") for c in report.choices if c not in kept):
+        return report.model_copy(update={"choices": kept})
+    # a workload or project was cut: none of them is offered, and the words that named them are replaced
+    kept = [c for c in kept if c.field in ("cluster", "cluster_id", "system")]
+    if report.outcome == Outcome.NOT_FOUND:
+        what = report.headline.split(". ", 1)[0]
+        return report.model_copy(
+            update={
+                "choices": kept,
+                "headline": f"{what}. {NEUTRAL_ASK}",
+                "question": NEUTRAL_ASK,
+                "next_action": NEUTRAL_ASK,
+            }
+        )
+    question = report.headline if report.headline.endswith("?") else f"{report.headline} {NEUTRAL_ASK}"
+    return report.model_copy(update={"choices": kept, "question": question})

@@ -503,7 +503,14 @@ class Watches:
             note = f"I'm not watching `{inline(workflow)}` in this channel (`/diagnose watches` lists what I watch)."
             await self.doctor.reply(ask, surface, text_message(note), private=private)
             return True
-        for record in matching:
+        mine = [r for r in matching if self._may_stop(ask, r)]
+        if not mine:
+            # only the person who asked for a watch, or an admin (a rule for every cluster and project), stops it
+            owners = ", ".join(sorted({f"<@{r.user}>" for r in matching if r.user})) or "the person who asked for it"
+            note = f"Only {owners} (who asked for this watch) or an admin can stop watching `{inline(workflow)}`."
+            await self.doctor.reply(ask, surface, text_message(note), private=True)
+            return True
+        for record in mine:
             await self.store.put_json(("watch-stop", record.id), {"by": ask.user}, STOP_MARK_TTL)
             task = self.running.get(record.id)
             if task is not None:
@@ -514,6 +521,12 @@ class Watches:
         note = f"Stopped watching `{inline(workflow)}`."
         await self.doctor.reply(ask, surface, text_message(note), private=private)
         return True
+
+    def _may_stop(self, ask: Ask, record: WatchRecord) -> bool:
+        """The watch's owner (who asked for it) or an admin: a user the policy allows every cluster and project."""
+        if not record.user or record.user == ask.user:
+            return True
+        return bool(self.doctor.policy.allows(ask.user, user_groups=ask.user_groups, whole=True))
 
     async def sweep_forever(self) -> None:
         """Resume orphaned watches now and then (a replica died: its leases expire)."""

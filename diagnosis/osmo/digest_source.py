@@ -95,6 +95,8 @@ async def scan_osmo(
     from diagnosis.osmo.procedure import failed_report
 
     scan = OsmoScan()
+    if pools is not None and not pools:
+        return scan  # no pool (a project-scoped channel that names none: issue 23): nothing to read
     async with OsmoClient(config) as client:
         entries = await _failed_entries(client, pools, start, end, scan)
         limit = asyncio.Semaphore(CONCURRENCY)
