@@ -23,6 +23,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient, WebhookResponse
 
 from diagnosis import errors
 from diagnosis.config import max_body_bytes as env_max_body_bytes
+from handlers.outgoing import clean_payload
 
 #: Wall-clock seconds of one ``response_url`` call (slack_sdk's own default is 30).
 WEBHOOK_SECONDS = 15
@@ -74,6 +75,11 @@ class BoundedWebhookClient(AsyncWebhookClient):
     def __init__(self, url: str, *, limit: int | None = None, timeout: int = WEBHOOK_SECONDS, **kwargs: Any) -> None:
         super().__init__(url, timeout=timeout, **kwargs)
         self.response_class = bounded_response_class(limit)
+
+    async def send_dict(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> WebhookResponse:
+        """Every ``response_url`` message (``respond``, a private refusal) is cleaned as a Web API post is
+        (:mod:`handlers.outgoing`)."""
+        return await super().send_dict(clean_payload(body), headers)
 
     async def _perform_http_request(self, *, body: dict[str, Any], headers: dict[str, str]) -> WebhookResponse:
         if self.session is not None and not self.session.closed:

@@ -26,6 +26,7 @@ from handlers.card_buttons import on_card_button
 from handlers.context import ask_in, channel_of
 from handlers.doctor import Ask, Doctor, ref_id
 from handlers.messages import EXPIRED, HELP
+from handlers.outgoing import clean_text
 from handlers.parsing import is_help, parse_command
 from handlers.slack_surface import SlackSurface
 
@@ -98,7 +99,8 @@ def _register_command(app: AsyncApp, wiring: _Wiring, command: str) -> None:
         try:
             _, explicit = parse_command(text)
         except QuestionError as exc:
-            await ack(response_type="ephemeral", text=f"I couldn't read that: {escape(str(exc))}")
+            # an ack's body is not a Web API post: cleaned here as every posted text is (handlers.outgoing)
+            await ack(response_type="ephemeral", text=clean_text(f"I couldn't read that: {escape(str(exc))}"))
             return
         await ack()
         ask = ask_in(context, text=text, source="command", explicit=explicit)

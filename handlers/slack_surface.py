@@ -1,7 +1,8 @@
 """The Slack Web API as a :class:`~handlers.doctor.Surface`.
 
 Posts never parse links or names (``unfurl_*`` off, no ``link_names``); every payload carries a
-``text`` fallback. When the bot is not in the channel of a slash command it answers through the
+``text`` fallback, and every text posted is cleaned first (:mod:`handlers.outgoing`: no credential, whatever
+the message quotes). When the bot is not in the channel of a slash command it answers through the
 command's ``response_url`` instead.
 
 An answer is never silently dropped (issue 15 §2): a call that failed in a way worth repeating (a 5xx, also
@@ -29,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.shedding import current_claim
 from diagnosis import metrics
 from handlers.blocks import Message, Snippet
+from handlers.outgoing import clean_payload, clean_text
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = {"not_in_channel", "channel_not_found", "is_archived", "restricted_action"}
@@ -71,6 +73,11 @@ async def call(method: str, fn: Callable[..., Awaitable[Any]], **kwargs: Any) ->
     raise AssertionError("unreachable")
 
 
+def outgoing(message: Message) -> Message:
+    """``message`` as it may be posted (:mod:`handlers.outgoing`): every display text cleaned, idempotent."""
+    return Message(text=clean_text(message.text), blocks=clean_payload(message.blocks))
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, SlackApiError):
         return f"HTTP {_status(exc)} {_error(exc) or 'unreadable body'}"
@@ -102,6 +109,7 @@ class SlackSurface:
         return ts
 
     async def _post(self, message: Message, thread_ts: str | None, broadcast: bool = False) -> str | None:
+        message = outgoing(message)
         try:
             resp = await call(
                 "chat.postMessage",
@@ -142,6 +150,7 @@ class SlackSurface:
         return ts
 
     async def _update(self, ts: str, message: Message) -> None:
+        message = outgoing(message)
         await call(
             "chat.update",
             self.client.chat_update,
@@ -163,6 +172,7 @@ class SlackSurface:
         await self._post(message, self._threads.get(ts) or ts, broadcast=True)
 
     async def private(self, user: str, message: Message, thread_ts: str | None = None) -> None:
+        message = outgoing(message)
         if self.respond is not None:
             await self.respond(
                 text=message.text, blocks=message.blocks, response_type="ephemeral", replace_original=False
@@ -179,6 +189,9 @@ class SlackSurface:
         )
 
     async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool:
+        snippet = Snippet(
+            title=clean_text(snippet.title), filename=snippet.filename, content=clean_text(snippet.content)
+        )
         try:
             await self.client.files_upload_v2(
                 channel=self.channel,
@@ -194,6 +207,7 @@ class SlackSurface:
 
     async def post_tagged(self, message: Message, event_type: str, key: str) -> str | None:
         """Post a root message carrying ``key`` in its Slack message metadata (an idempotency key)."""
+        message = outgoing(message)
         resp = await self.client.chat_postMessage(
             channel=self.channel,
             text=message.text,
