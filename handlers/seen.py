@@ -122,19 +122,15 @@ def in_scope(
     kept = [c for c in report.choices if allowed(c)]
     if len(kept) == len(report.choices):
         return report
-    if all(c.field in ("cluster", "cluster_id") for c in report.choices if c not in kept):
-        return report.model_copy(update={"choices": kept})
-    # a workload or project was cut: none of them is offered, and the words that named them are replaced
+    cut = [c for c in report.choices if c not in kept]
+    words = f"{report.headline} {report.question or ''}"
+    if not any(f"'{c.value}'" in words or f"`{c.value}`" in words for c in cut):
+        return report.model_copy(update={"choices": kept})  # the words name none of what was cut
+    # the words name a workload or project that was cut: they are replaced, and no workload or project is offered
     kept = [c for c in kept if c.field in ("cluster", "cluster_id", "system")]
     if report.outcome == Outcome.NOT_FOUND:
         what = report.headline.split(". ", 1)[0]
-        return report.model_copy(
-            update={
-                "choices": kept,
-                "headline": f"{what}. {NEUTRAL_ASK}",
-                "question": NEUTRAL_ASK,
-                "next_action": NEUTRAL_ASK,
-            }
-        )
+        update = {"headline": f"{what}. {NEUTRAL_ASK}", "question": NEUTRAL_ASK, "next_action": NEUTRAL_ASK}
+        return report.model_copy(update={"choices": kept, **update})
     question = report.headline if report.headline.endswith("?") else f"{report.headline} {NEUTRAL_ASK}"
     return report.model_copy(update={"choices": kept, "question": question})
