@@ -91,7 +91,7 @@ def _line(exc: BaseException) -> str:
 
 
 def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
-    from bot.settings import BotEnv, Settings, SettingsError
+    from bot.settings import BotEnv, Settings, SettingsError, shown_url
     from diagnosis.config import ConfigError, CoreEnv, KubeConfig, OsmoConfig, RunaiConfig
 
     rows: list[Check] = []
@@ -100,7 +100,8 @@ def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
             raw = env.get(name)
             if raw in (None, ""):
                 continue
-            shown = "set" if any(s in name for s in SECRET_NAMES) else sanitize(str(raw))[:60]
+            # a URL's password is never shown, however a parser would split it (issue 23)
+            shown = "set" if any(s in name for s in SECRET_NAMES) else sanitize(shown_url(str(raw)))[:60]
             try:
                 model.read({name: str(raw)})
             except (ConfigError, ValueError) as exc:
@@ -160,11 +161,15 @@ def check_policy(env: Mapping[str, str], mode: str | None) -> Check:
 
 
 async def check_redis(env: Mapping[str, str]) -> Check:
+    from bot.settings import redis_url_problem
     from bot.state import Store
 
     url = env.get("REDIS_URL")
     if not url:
         return Check("Redis", "skip", "REDIS_URL is not set (serve needs it)")
+    problem = redis_url_problem(url)
+    if problem:  # what redis-py would make of it, never the URL (its error quotes part of the password)
+        return Check("Redis", "fail", problem)
     store = Store(url, prefix=env.get("WD_REDIS_PREFIX") or "wd:")
     try:
         ok = await store.ping()

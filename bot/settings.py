@@ -39,6 +39,47 @@ from diagnosis.config import ConfigError, environment
 from diagnosis.envsettings import MappingSettings
 
 Mode = Literal["http", "socket", "chat"]
+#: what stands for a password in a URL shown to a person
+HIDDEN = "****"
+
+
+def redis_url_problem(url: str) -> str | None:
+    """Why redis-py would not connect where ``url`` says (None: it would), in words that never hold the URL.
+
+    ``url`` is read as redis-py reads it (``redis.connection.parse_url``, behind ``from_url``: the standard
+    library's ``urlparse``), so a ``#`` starts a fragment that redis-py drops: ``redis://:pa#ss@host`` is
+    ``redis://:pa`` to it (its port "pa" fails; its error names that part of the password). Such a URL is
+    refused here with the fix, the characters to percent-encode."""
+    from urllib.parse import urlparse
+
+    from redis.connection import parse_url
+
+    encode = "a '#', '?', '/' or '@' in the password must be percent-encoded (%23, %3F, %2F, %40)"
+    if not url.lower().startswith(("redis://", "rediss://", "unix://")):
+        return "REDIS_URL must start with redis://, rediss:// or unix://"
+    try:
+        fragment = urlparse(url).fragment
+        parse_url(url)
+    except ValueError:
+        return f"REDIS_URL cannot be read as redis-py reads it (host, port, database or options): {encode}"
+    if fragment or url.endswith("#"):
+        return f"REDIS_URL holds a '#', which redis-py reads as the end of the URL: {encode}"
+    return None
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown: everything between ``://`` and the last ``@`` but the user name is
+    :data:`HIDDEN` (a password with ``#``, ``?`` or ``/`` included, whatever a parser would make of it)."""
+    scheme, sep, rest = url.partition("://")
+    at = rest.rfind("@")
+    if not sep or at < 0:
+        return url
+    user, colon, _password = rest[:at].partition(":")
+    if not colon:
+        return f"{scheme}://{HIDDEN}@{rest[at + 1 :]}" if user else url
+    return f"{scheme}://{user.split('/')[0].split('?')[0].split('#')[0]}:{HIDDEN}@{rest[at + 1 :]}"
+
+
 DEFAULT_API_URL = "https://slack.com/api/"
 
 
@@ -162,6 +203,14 @@ class BotEnv(MappingSettings):
         name = info.field_name or ""
         return _float({name: value}, name, float(cls.model_fields[name].default))
 
+    @field_validator("REDIS_URL")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        problem = redis_url_problem(value) if value else None
+        if problem:
+            raise SettingsError(problem)
+        return value
+
     @field_validator("WD_LOG_FORMAT", mode="before")
     @classmethod
     def _log_format(cls, value: Any) -> str:
@@ -221,8 +270,9 @@ class Settings:
         if mode == "socket" and app_token and not app_token.startswith("xapp-"):
             raise SettingsError("SLACK_APP_TOKEN must be an app-level token (xapp-…)")
         redis_url = env.get("REDIS_URL") or None
-        if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
-            raise SettingsError(f"REDIS_URL must start with redis://, rediss:// or unix://, not {redis_url!r}")
+        problem = redis_url_problem(redis_url) if redis_url else None
+        if problem:
+            raise SettingsError(problem)
         policy = env.get("WD_POLICY_FILE") or None
         if policy and not os.path.exists(policy):
             raise SettingsError(f"WD_POLICY_FILE {policy!r} does not exist")
