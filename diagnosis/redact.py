@@ -773,15 +773,24 @@ _SLACK_SPECIAL: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>"), "[user mention removed]"),
     (re.compile(r"<#[A-Z0-9]+(?:\|[^>]*)?>"), "[channel link removed]"),
 ]
+# a link in Slack's own syntax ("<https://x|label>", "<mailto:a@b>"): its label and its address in plain words,
+# so no label can hide where a link goes, whatever output the text is pasted from
+_SLACK_LINK = re.compile(r"<((?:https?|mailto|ftp|slack|tel|sms|file):[^\s<>|]*)(?:\|([^<>\n]*))?>", re.IGNORECASE)
+
+
+def _plain_link(m: re.Match[str]) -> str:
+    url, label = m.group(1), (m.group(2) or "").strip()
+    return f"{label} ({url})" if label and label != url else url
 
 
 def defang_slack(text: str) -> str:
-    """Replace Slack broadcast/user/group mention syntax with a harmless marker."""
+    """Replace Slack broadcast/user/group mention syntax with a harmless marker, and a Slack link
+    (``<url|label>``) with its label and address in plain words (``label (url)``)."""
     if "<" not in text:
         return text
     for pattern, repl in _SLACK_SPECIAL:
         text = pattern.sub(repl, text)
-    return text
+    return _SLACK_LINK.sub(_plain_link, text)
 
 
 def _sanitize(text: str) -> str:

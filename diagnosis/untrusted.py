@@ -24,6 +24,14 @@ import re
 import unicodedata
 
 WITHHELD = "[line withheld: instruction-like text addressed to an assistant or operator]"
+#: what a backtick of quoted evidence becomes inside our code spans (U+02CB, a look-alike that closes nothing)
+TICK = "\u02cb"
+
+
+def in_code(text: str) -> str:
+    """Evidence to quote between our backticks: its backticks become :data:`TICK` and its line breaks spaces, so
+    it cannot close the span it is quoted in (a headline's "the log ends with `...`") in any output."""
+    return text.replace("`", TICK).replace("\r", " ").replace("\n", " ")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,12 +303,31 @@ def withhold_instructions(text: str) -> str:
         return WITHHELD if text != WITHHELD and _INSTRUCTION.search(text) else text
     # line by line: only the lines that hold a trigger word present in the text meet the patterns
     lines = text.split("\n")
-    changed = False
-    for i, line in enumerate(lines):
-        if line == WITHHELD:
-            continue
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         lowered = line.lower()
-        if any(t in lowered for t in present) and _INSTRUCTION.search(line):
-            lines[i] = WITHHELD
-            changed = True
-    return "\n".join(lines) if changed else text
+        if line != WITHHELD and any(t in lowered for t in present) and _INSTRUCTION.search(line):
+            out.append(WITHHELD)
+            i = _after_continuation(lines, i)
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out) if len(out) != len(lines) or out != lines else text
+
+
+def _after_continuation(lines: list[str], i: int) -> int:
+    """The index after line ``i`` and the lines that continue its command: each line after one that ends with a
+    shell ``\\``, and the lines indented deeper than line ``i`` that follow it (a wrapped or indented
+    continuation). They are withheld with it, so no part of the command is left to read as one."""
+    indent = len(lines[i]) - len(lines[i].lstrip(" \t"))
+    j = i + 1
+    while j < len(lines):
+        prev, cur = lines[j - 1], lines[j]
+        deeper = cur.strip() != "" and len(cur) - len(cur.lstrip(" \t")) > indent
+        if not (prev.rstrip().endswith("\\") or deeper):
+            break
+        j += 1
+    return j
+

@@ -48,6 +48,7 @@ from diagnosis.osmo.report_pending import (
 from diagnosis.osmo.reporting import DASHBOARD_NA, GRAFANA_NA, OsmoReportBuilder, link_parts
 from diagnosis.question import Question, parse_text
 from diagnosis.report import Identity, Outcome, Report
+from diagnosis.untrusted import in_code
 
 __all__ = [
     "DASHBOARD_NA",
@@ -264,7 +265,7 @@ def _spec_task_evidence(b: OsmoReportBuilder, t: TaskSpec, resources: dict[str, 
         b.add(f"{where} resources", shown, source)
     main = [ln for ln in t.script if not re.match(r"(?:cd|export|source|echo|mkdir)\b", ln)]
     runs = (main or t.script or [t.command or "its image's default command"])[0].rstrip(" \\")
-    return f"{t.name} runs `{runs}`" + (f" in {t.image}" if t.image else "")
+    return f"{t.name} runs `{in_code(runs)}`" + (f" in {t.image}" if t.image else "")
 
 
 async def explain_report(client: OsmoClient, wf: Workflow, question: Question, now: datetime) -> Report:

@@ -18,6 +18,7 @@ from diagnosis.runai import classify as cls
 from diagnosis.runai.phrases import IMAGE_REF, cause, short
 from diagnosis.runai.signals import Kind, Signal, gpu_hardware_fault, missing_objects, start_error_cause
 from diagnosis.units import gib
+from diagnosis.untrusted import in_code
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def _init_detail(f: VerdictFacts) -> str:
     what = f"init container {', '.join(containers)}" if containers else "an init container"
     codes = f" exited with code {', '.join(str(c) for c in f.exit_codes)}" if f.exit_codes else " failed"
     lines = [s for s in f.explain if s.container in containers]
-    return what + codes + (f"; its log ends with `{short(lines[-1].text, 160)}`" if lines else "")
+    return what + codes + (f"; its log ends with `{in_code(short(lines[-1].text, 160))}`" if lines else "")
 
 
 def _crash_detail(f: VerdictFacts) -> str:
@@ -161,7 +162,7 @@ def _crash_detail(f: VerdictFacts) -> str:
     if starts:
         return f"the container runtime could not start its command ({starts[-1]})"
     if f.explain:
-        return f"the log ends with `{short(f.explain[-1].text, 160)}`"
+        return f"the log ends with `{in_code(short(f.explain[-1].text, 160))}`"
     if f.exit_codes:
         return f"exit code {', '.join(str(c) for c in f.exit_codes)}"
     return ""
@@ -209,7 +210,7 @@ def _oom_fit(f: VerdictFacts, action: str) -> str:
 def _image_fit(f: VerdictFacts, action: str) -> str:
     """The registry's own refusal decides the step: a rate limit, refused credentials, a missing image."""
     m = IMAGE_REF.search(f.texts)
-    image = f"`{m.group(1)}`" if m else "the image"
+    image = f"`{in_code(m.group(1))}`" if m else "the image"
     low = f.texts.lower()
     if "toomanyrequests" in low or "rate limit" in low or " 429" in low:
         return (
