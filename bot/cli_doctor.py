@@ -265,6 +265,20 @@ def _missing(can: Any, namespaces: list[str]) -> list[str]:
     return out
 
 
+def _context_namespace(config: Any) -> str:
+    """The namespace of the kubeconfig context ``config`` uses (``default`` when it names none)."""
+    try:
+        from kubernetes import config as k8s_config
+
+        _, active = k8s_config.list_kube_config_contexts(config_file=config.kubeconfig)
+        if config.context:
+            contexts, _ = k8s_config.list_kube_config_contexts(config_file=config.kubeconfig)
+            active = next((c for c in contexts if c["name"] == config.context), active)
+        return str((active or {}).get("context", {}).get("namespace") or "default")
+    except Exception:
+        return "default"
+
+
 def review_context(config: Any, namespaces: list[str] | None = None) -> Check:
     """Access reviews of one Tier 2 context (blocking: call in a thread): every read the bot needs in each of
     ``namespaces`` (the project namespaces it reads; default: the context's own namespace), node events where
@@ -291,17 +305,7 @@ def review_context(config: Any, namespaces: list[str] | None = None) -> Check:
             for v, r, s, g in DANGEROUS
             if can(v, r, s, g)
         ]
-        namespace = "default"
-        try:
-            from kubernetes import config as k8s_config
-
-            _, active = k8s_config.list_kube_config_contexts(config_file=config.kubeconfig)
-            if config.context:
-                contexts, _ = k8s_config.list_kube_config_contexts(config_file=config.kubeconfig)
-                active = next((c for c in contexts if c["name"] == config.context), active)
-            namespace = (active or {}).get("context", {}).get("namespace") or "default"
-        except Exception:
-            pass
+        namespace = _context_namespace(config)
         reviewed = list(namespaces or [namespace])
         missing = _missing(can, reviewed[:MAX_NAMESPACES])
         raw: Any = auth.create_self_subject_rules_review(
