@@ -19,6 +19,7 @@ from diagnosis import kube_objects as kube
 from diagnosis import kube_text as kt
 from diagnosis.kube_objects import ContainerState
 from diagnosis.redact import sanitize
+from diagnosis.untrusted import clip
 
 
 class Kind(StrEnum):
@@ -263,9 +264,10 @@ def text_signals(
 ) -> list[Signal]:
     """Signals in one (reason, message) pair: an event, a phase update, a condition, a waiting state.
     ``label`` names the field the text came from, for the report."""
-    # Evidence text is untrusted: masked and withheld here, before it is matched, quoted or cut (issue 8 §3).
-    reason = sanitize(reason or "")
-    message = sanitize(message or "")
+    # Evidence text is untrusted: masked and withheld here, before it is matched, quoted or cut (issue 8 §3); a
+    # text past MAX_TEXT is clipped first, so neither costs the event loop more than a bounded time (issue 24).
+    reason = sanitize(clip(reason or ""))
+    message = sanitize(clip(message or ""))
     both = f"{reason} {message}"
     quote = message or reason
     out: list[Signal] = []

@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from diagnosis import kube_objects as kube
 from diagnosis.fetched import describe_error
 from diagnosis.k8s import KubeCalls, Tier2Evidence, pod_mismatch, shared_source
+from diagnosis.offload import off_loop
 from diagnosis.redact import sanitize
 from diagnosis.report import Category, Gap
 from diagnosis.runai import classify as cls
@@ -33,6 +34,8 @@ from diagnosis.units import parse_time
 
 if TYPE_CHECKING:
     from diagnosis.runai.procedure import Diagnosis
+
+T = TypeVar("T")
 
 
 async def read_tier2(
@@ -93,25 +96,30 @@ async def read_tier2(
             )
             return None
         # Logs are untrusted: credentials masked and instruction-like lines withheld once, before any line is
-        # classified, picked or cut (issue 8 §3).
-        evidence.logs = {key: sanitize(text) for key, text in evidence.logs.items()}
+        # classified, picked or cut (issue 8 §3). This and the signals are CPU work: off the event loop (issue 24).
+        evidence.logs = await off_loop(sanitized, evidence.logs)
         # Node events are evidence only for this run: a GPU fault reported on the node before the run started,
         # or after the failure, is another story (FORMAT.md "GPU hardware faults"); also when the node was read
         # with the pod (a node failure already in sight).
         d.t2_window = (incident.run_start(workload, tier1, d.now), incident.termination_time(workload))
-        signals = tier2_signals(evidence, d.t2_window)
+        found = await off_loop(tier2_signals, evidence, d.t2_window)
         if evidence.pod is not None and node is None:
             pod_node = (evidence.pod.get("spec") or {}).get("nodeName")
             gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
-            if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in signals)):
+            if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in found)):
                 events_read = pod_node == event_node
                 await asyncio.wait_for(source.add_node(evidence, pod_node, events_read), d.deadline.remaining())
-                signals = tier2_signals(evidence, d.t2_window)
-        d.t2_signals = signals
+                found = await off_loop(tier2_signals, evidence, d.t2_window)
+        d.t2_signals = found
         return evidence
     except TimeoutError as exc:
         b_gap.append(Gap(what="Tier 2 evidence", why=describe_error(exc)))
         return None
+
+
+def sanitized(logs: dict[T, str]) -> dict[T, str]:
+    """Every log text of ``logs`` sanitized (:func:`diagnosis.redact.sanitize`)."""
+    return {key: sanitize(text) for key, text in logs.items()}
 
 
 #: How many failing peers of the inspected pod Tier 2 reads (their pod objects, in the same round trip).
