@@ -68,6 +68,9 @@ NODE_EVENTS_NAMESPACE = "default"
 WORKLOAD_LABEL = "workloadName"
 #: Wall-clock seconds one body may take after its headers when the request names no read timeout.
 BODY_SECONDS = 15.0
+#: Wall-clock seconds one Tier 2 read may take, its retries included (issue 24: a log read that hung took the pod, its
+#: events and every other log with it at the diagnosis deadline). Past it that read alone is a gap.
+READ_SECONDS = 20.0
 #: Bytes asked of the socket per read while a body is read (the cap is checked between reads).
 _READ_CHUNK = 64 * 1024
 
@@ -689,6 +692,26 @@ def _json_kind(value: Any) -> str:
     return kinds.get(type(value), type(value).__name__)
 
 
+class ReadTooSlow(Exception):
+    """A Tier 2 read that did not answer within its own wall clock (:data:`READ_SECONDS`)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no answer within {seconds:g} s (this read's own deadline; the other reads went on)")
+
+
+async def within(read: Read[T], seconds: float) -> T:
+    """``await read``, for at most ``seconds`` of wall clock; past them :class:`ReadTooSlow` (its worker thread is
+    left to end on its own timeouts: a daemon, see :func:`in_thread`)."""
+    bound = asyncio.timeout(seconds)
+    try:
+        async with bound:
+            return await read
+    except TimeoutError:
+        if bound.expired():
+            raise ReadTooSlow(seconds) from None
+        raise  # the read's own (a socket's): described as such
+
+
 class Tier2Source:
     """Read-only Kubernetes reads for one diagnosis. Raises nothing (but a read-only violation): a failed read
     becomes one of :attr:`Tier2Evidence.failures`. Each read method returns a :class:`~diagnosis.fetched.Read`
@@ -813,17 +836,21 @@ class Tier2Source:
         """``GET /api/v1/nodes/{name}`` as a dict."""
         return await _recorded(f"/api/v1/nodes/{name}", [], in_thread(self._json, self.core.read_node, name))
 
-    async def add_node(self, evidence: Tier2Evidence, name: str, events_read: bool = False) -> None:
+    async def add_node(
+        self, evidence: Tier2Evidence, name: str, events_read: bool = False, read_seconds: float = READ_SECONDS
+    ) -> None:
         """Read node ``name`` and (unless ``events_read``: read already) its events into ``evidence``,
-        concurrently (a failure is recorded there, never raised)."""
+        concurrently, each within ``read_seconds`` (a failure is recorded there, never raised)."""
         reads: tuple[Read[Any], ...] = (
             (self.read_node(name),) if events_read else (self.read_node(name), self.node_events(name))
         )
-        results = await asyncio.gather(*reads, return_exceptions=True)
+        results = await asyncio.gather(*(within(read, read_seconds) for read in reads), return_exceptions=True)
         for read, result in zip(reads, results, strict=True):
             if isinstance(result, ReadOnlyViolation):
                 raise result
-            if isinstance(result, BaseException):
+            if isinstance(result, ReadTooSlow):
+                evidence.failures.append(Fetched(read.call, why=str(result)))
+            elif isinstance(result, BaseException):
                 evidence.failed(read.call, result)
         if isinstance(results[0], dict):
             evidence.node = results[0]
@@ -839,20 +866,25 @@ class Tier2Source:
         peers: Sequence[str] = (),
         workload: str | None = None,
         event_node: str | None = None,
+        read_seconds: float = READ_SECONDS,
     ) -> Tier2Evidence:
         """Pod, its events, current and previous logs of ``containers``, ``node_name`` (if given: the node and its
         events), the events alone of ``event_node``, the pod objects of ``peers`` (other pods of the same workload
         in ``namespace``) and the pods labelled with ``workload``'s name, in parallel.
 
-        Logs of containers discovered only in the pod (init containers) are fetched in a second round.
+        Logs of containers discovered only in the pod (init containers) are fetched in a second round. Each read
+        has ``read_seconds`` of wall clock: one that hangs is a gap of its own, the others arrive (issue 24).
         """
         out = Tier2Evidence(namespace=namespace, pod_name=pod_name)
 
         async def guarded(read: Read[Any]) -> Any:
             try:
-                return await read
+                return await within(read, read_seconds)
             except ReadOnlyViolation:
                 raise
+            except ReadTooSlow as exc:
+                out.failures.append(Fetched(read.call, why=str(exc)))
+                return None
             except Exception as exc:
                 out.failed(read.call, exc)
                 return None
@@ -860,7 +892,7 @@ class Tier2Source:
         async def logs_for(names: list[str]) -> None:
             pairs = [(c, prev) for c in names for prev in (True, False)]
             reads = [self.read_log(namespace, pod_name, c, prev) for c, prev in pairs]
-            texts = await asyncio.gather(*(self._log_or_none(read) for read in reads))
+            texts = await asyncio.gather(*(self._log_or_none(read, read_seconds) for read in reads))
             failed: dict[str, Fetched[str]] = {}
             for (c, prev), read, text in zip(pairs, reads, texts, strict=True):
                 if isinstance(text, LogTail):
@@ -922,12 +954,15 @@ class Tier2Source:
         return extra
 
     @staticmethod
-    async def _log_or_none(read: Read[LogTail]) -> LogTail | tuple[None, str]:
-        """The log text, or ``(None, why)`` when it cannot be read (400: no such container run)."""
+    async def _log_or_none(read: Read[LogTail], seconds: float = READ_SECONDS) -> LogTail | tuple[None, str]:
+        """The log text, or ``(None, why)`` when it cannot be read (400: no such container run; no answer within
+        ``seconds``)."""
         try:
-            return await read
+            return await within(read, seconds)
         except ReadOnlyViolation:
             raise
+        except ReadTooSlow as exc:
+            return (None, str(exc))
         except Exception as exc:
             return (None, describe_tier2_error(exc))
 

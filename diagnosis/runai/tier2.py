@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from diagnosis import kube_objects as kube
 from diagnosis.fetched import describe_error
-from diagnosis.k8s import KubeCalls, Tier2Evidence, pod_mismatch, shared_source
+from diagnosis.k8s import READ_SECONDS, KubeCalls, Tier2Evidence, pod_mismatch, shared_source
 from diagnosis.offload import off_loop
 from diagnosis.redact import sanitize
 from diagnosis.report import Category, Gap
@@ -75,8 +75,11 @@ async def read_tier2(
         # The first failing pod's node's events are read with it, always (a GPU fault on that node is evidence
         # even when nothing else points at the node yet); the node object only when a node fault is in sight.
         event_node = None if node else (pod.node_name if pod else None)
+        # Each read within its own wall clock, ended before the diagnosis deadline: a read that hangs is a gap of
+        # its own, not every read's (issue 24).
+        per_read = min(READ_SECONDS, d.deadline.remaining() * 0.8)
         evidence = await asyncio.wait_for(
-            source.collect(namespace, pod_name, containers, node, peers, workload.name, event_node),
+            source.collect(namespace, pod_name, containers, node, peers, workload.name, event_node, per_read),
             d.deadline.remaining(),
         )
         evidence.peers = peers_of_run(evidence, workload, tier1, d.now)
@@ -108,7 +111,10 @@ async def read_tier2(
             gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
             if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in found)):
                 events_read = pod_node == event_node
-                await asyncio.wait_for(source.add_node(evidence, pod_node, events_read), d.deadline.remaining())
+                per_read = min(READ_SECONDS, d.deadline.remaining() * 0.8)
+                await asyncio.wait_for(
+                    source.add_node(evidence, pod_node, events_read, per_read), d.deadline.remaining()
+                )
                 found = await off_loop(tier2_signals, evidence, d.t2_window)
         d.t2_signals = found
         return evidence
