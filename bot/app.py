@@ -28,11 +28,14 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import re
 import signal
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
+from urllib.parse import parse_qsl
 
 import aiohttp
 from slack_bolt.adapter.starlette.async_handler import to_starlette_response
@@ -276,6 +279,32 @@ async def read_capped(request: Request, limit: int, seconds: float = BODY_SECOND
     return b"".join(parts)
 
 
+#: How deep a Slack body's JSON may nest (its objects and lists; Block Kit nests about 10 deep). Deeper is refused
+#: before anything parses it (issue 24: a signed 50k-deep body got a 500 and a traceback from the parser).
+MAX_JSON_DEPTH = 64
+#: A JSON string (escapes included), and what is neither a string nor a bracket.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def json_depth_over(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON ``text`` nests more than ``limit`` objects and lists: its strings and everything but
+    brackets dropped (in C), then the running depth of what is left; nothing is parsed (16 MiB in under 1 s)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    marks = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text)).replace("{", "[").replace("}", "]")
+    return max(accumulate(1 if mark == "[" else -1 for mark in marks), default=0) > limit
+
+
+def too_deep(text: str, content_type: str) -> bool:
+    """Whether a Slack body's JSON (the body itself, or a form's ``payload``) nests past :data:`MAX_JSON_DEPTH`."""
+    if "json" in content_type.lower():
+        return json_depth_over(text)
+    if "payload=" not in text:
+        return False
+    return any(json_depth_over(value) for key, value in parse_qsl(text) if key == "payload")
+
+
 #: the parts of a Slack body that Bolt and the middleware read as objects, and as lists of objects
 _OBJECT_PARTS = ("event", "view", "message", "container", "team", "user", "channel", "authorizations")
 _LIST_PARTS = ("actions", "authorizations")
@@ -324,6 +353,8 @@ def http_app(bot: Bot, *, max_body_bytes: int | None = None, body_seconds: float
             raise _Refused(401, "invalid signature")
         try:
             text = body.decode("utf-8")
+            if too_deep(text, request.headers.get("content-type") or ""):
+                raise _Refused(400, f"the JSON nests deeper than {MAX_JSON_DEPTH} levels")
             bolt_request = AsyncBoltRequest(body=text, query=request.query_params, headers=request.headers)  # type: ignore[arg-type]
         except (ValueError, TypeError, AttributeError, KeyError, IndexError):
             # signed by Slack, yet not a body Bolt can read (bad UTF-8, JSON, form or payload)

@@ -15,11 +15,12 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from diagnosis.answer import Backends, answer_digest
 from diagnosis.digests import (
+    MAX_SINCE,
     Digest,
     DigestAsk,
     DigestItem,
@@ -318,13 +319,33 @@ class DigestDesk:
         ask = DigestAsk(cluster_id=data.get("cluster"), projects=data.get("projects"), pools=data.get("pools"))
         return ask, parse_time(data.get("start")), parse_time(data.get("end"))
 
+    def window_of(self, value: str) -> tuple[DigestAsk, datetime | None, datetime | None] | None:
+        """:meth:`ask_of` a button's ``value``, its window bounded before any work (issue 24: a forged window of
+        1970-2100 listed every failure): None (one log line) when it is unreadable, longer than
+        :data:`~diagnosis.digests.MAX_SINCE`, starts before that long ago, or ends past now and
+        :data:`WINDOW_SKEW`."""
+        try:
+            ask, start, end = self.ask_of(value)
+        except (ValueError, TypeError, AttributeError):
+            problem: str | None = "unreadable"
+        else:
+            problem = window_problem(start, end, self.backends.now())
+        if problem is not None:
+            log.info("digest button refused: its window is %s", problem)
+            return None
+        return ask, start, end
+
     async def refresh(
         self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface, refuse: Refuse
     ) -> None:
         """Rebuild the same window and scope and update the same message (works on any replica). The digest is the
         channel's, whoever presses: built for its scope, and only by someone who may see all of it (issue 23);
-        anyone else is told privately (``refuse``) and the message stays as it is."""
-        ask, start, end = self.ask_of(value)
+        anyone else is told privately (``refuse``) and the message stays as it is; so is a forged window."""
+        window = self.window_of(value)
+        if window is None:
+            await refuse()
+            return
+        ask, start, end = window
         digest = await self.build(ask, start=start, end=end)
         if not self.may_see_all(user, groups, digest):
             log.info("digest refresh refused: user %s may not see the digest's whole scope", user)
@@ -336,7 +357,11 @@ class DigestDesk:
         self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface, refuse: Refuse
     ) -> None:
         """Every row of the digest in its thread: the channel's scope, as :meth:`refresh`."""
-        ask, start, end = self.ask_of(value)
+        window = self.window_of(value)
+        if window is None:
+            await refuse()
+            return
+        ask, start, end = window
         digest = await self.build(ask, start=start, end=end)
         if not self.may_see_all(user, groups, digest):
             await refuse()
@@ -346,3 +371,20 @@ class DigestDesk:
     @staticmethod
     def newest_question(item_id: str, cluster_id: str | None) -> Question:
         return Question(workload_id=item_id, cluster_id=cluster_id, intent="terminal")
+
+
+#: How far past now a digest button's window may end (clocks of replicas apart).
+WINDOW_SKEW = timedelta(minutes=5)
+
+
+def window_problem(start: datetime | None, end: datetime | None, now: datetime) -> str | None:
+    """What is wrong with a digest window from a button (None: nothing): it ends before it starts, is longer than
+    :data:`~diagnosis.digests.MAX_SINCE`, starts before that long ago, or ends past ``now`` and
+    :data:`WINDOW_SKEW`. A missing end is now, a missing start the default window."""
+    if end is not None and end > now + WINDOW_SKEW:
+        return f"in the future (ends {end:%Y-%m-%d %H:%M})"
+    if start is not None and start < now - MAX_SINCE:
+        return f"longer than {MAX_SINCE.days} days (starts {start:%Y-%m-%d %H:%M})"
+    if start is not None and end is not None and end <= start:
+        return "empty (it ends before it starts)"
+    return None
