@@ -150,6 +150,7 @@ class Bot:
                 tick=self.settings.digest_tick,
                 lease_ttl=self.settings.digest_lease,
             )
+            self.doctor.digests.schedule_states = self.scheduler.states_of  # digest status shows failures
             self.tracker.spawn(self.scheduler.run_forever(), name="digest-scheduler", daemon=True)
             log.info("%d scheduled digest(s)", len(schedules))
 

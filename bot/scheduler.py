@@ -14,6 +14,11 @@
    recorded).
 4. After posting: the state record gets the slot, the window's end and the message ts.
 
+A slot whose build or post fails (the bot not in the channel: ``not_in_channel``) is not rebuilt on every tick
+(issue 24): the state record keeps the failure (``failure``: the slot, the error, the attempts, ``retry_at``) and
+no replica runs the schedule again before ``retry_at``, which backs off from ``retry_first`` seconds, doubling
+to at most ``retry_max``; ``/diagnose digest status`` shows it.
+
 Slots missed while no replica ran are not posted one by one: the latest due slot runs once and covers the
 whole time since the previous digest (at most ``max_window``). Refresh (``chat.update``) is stateless.
 """
@@ -36,6 +41,9 @@ from handlers.digests import METADATA_TYPE, DigestDesk, DigestSurface
 
 log = logging.getLogger(__name__)
 STATE_TTL = 30 * 86400
+#: Seconds before a failed slot is tried again the first time; each failure doubles it, up to :data:`RETRY_MAX`.
+RETRY_FIRST = 60.0
+RETRY_MAX = 3600.0
 
 
 def due_slot(schedule: DigestSchedule, now: datetime) -> datetime:
@@ -67,6 +75,8 @@ class DigestScheduler:
         tick: float = 30.0,
         lease_ttl: float = 120.0,
         clock: Callable[[], datetime] | None = None,
+        retry_first: float = RETRY_FIRST,
+        retry_max: float = RETRY_MAX,
     ) -> None:
         self.desk = desk
         self.store = store
@@ -77,6 +87,8 @@ class DigestScheduler:
         self.tick = tick
         self.lease_ttl = lease_ttl
         self.clock = clock or (lambda: datetime.now(UTC))
+        self.retry_first = retry_first
+        self.retry_max = retry_max
         self.running: dict[str, asyncio.Task[None]] = {}
         self.runs = 0
 
@@ -89,6 +101,10 @@ class DigestScheduler:
     async def state(self, schedule: DigestSchedule) -> dict[str, Any]:
         raw = await self.store.get_json(*self._state(schedule))
         return raw if isinstance(raw, dict) else {}
+
+    async def states_of(self, channel: str) -> dict[str, dict[str, Any]]:
+        """The state records of ``channel``'s schedules, by schedule name (for ``/diagnose digest status``)."""
+        return {s.name: await self.state(s) for s in self.schedules if s.channel == channel}
 
     async def run_forever(self) -> None:
         while True:
@@ -108,6 +124,9 @@ class DigestScheduler:
             state = await self.state(schedule)
             if str(state.get("last_slot") or "") >= f"{slot:%Y-%m-%dT%H:%M:%SZ}":
                 continue
+            failure = state.get("failure")
+            if isinstance(failure, dict) and float(failure.get("retry_at") or 0) > now.timestamp():
+                continue  # a failed slot backs off (issue 24)
             self.running[name] = asyncio.create_task(self.run_slot(schedule, slot), name=f"digest-{schedule.name}")
 
     async def stop(self) -> None:
@@ -137,6 +156,8 @@ class DigestScheduler:
         keeper = asyncio.create_task(renew())
         try:
             await self._run_slot(schedule, slot, lease, token, lost)
+        except SlotFailed as failed:
+            await self._failed(schedule, slot, lease, token, failed.cause)
         finally:
             keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -161,29 +182,32 @@ class DigestScheduler:
             projects=list(schedule.projects) if schedule.projects is not None else None,
             pools=list(schedule.pools) if schedule.pools is not None else None,
         )
-        ts: str | None = None
-        posting = state.get("posting") if isinstance(state.get("posting"), dict) else None
-        if posting is not None and posting.get("key") == key:
-            # A previous holder may have posted and died before recording: adopt its message if it exists.
-            ts = await surface.find_tagged(METADATA_TYPE, key, float(posting.get("at") or 0) - 60)
-            if ts:
-                log.info("digest %s: adopted the message %s posted by a previous holder", key, ts)
-        failed = None
-        if ts is None:
-            marked = {**state, "posting": {"key": key, "at": time.time()}}
-            if not await self.store.fenced_put(lease, self.owner, token, self._state(schedule), marked, STATE_TTL):
-                return  # the lease moved on
-            digest = await self.desk.build(ask, start=start, end=slot)
-            failed = digest.failed
-            if isinstance(state.get("failed"), int):
-                digest = digest.model_copy(update={"previous_failed": state["failed"]})
-            digest = await self.desk.mark_seen(schedule.channel, digest)
-            if lost.is_set():
-                return  # a successor holds the slot now: it will look for this message before posting
-            if digest.failed >= schedule.min_failures:
-                ts = await self.desk.publish(surface, ask, digest, key=key)
-            else:
-                ts = ""
+        try:  # a failed look-up, build or post is recorded and backs off (run_slot); the record below is not
+            ts: str | None = None
+            posting = state.get("posting") if isinstance(state.get("posting"), dict) else None
+            if posting is not None and posting.get("key") == key:
+                # A previous holder may have posted and died before recording: adopt its message if it exists.
+                ts = await surface.find_tagged(METADATA_TYPE, key, float(posting.get("at") or 0) - 60)
+                if ts:
+                    log.info("digest %s: adopted the message %s posted by a previous holder", key, ts)
+            failed = None
+            if ts is None:
+                marked = {**state, "posting": {"key": key, "at": time.time()}}
+                if not await self.store.fenced_put(lease, self.owner, token, self._state(schedule), marked, STATE_TTL):
+                    return  # the lease moved on
+                digest = await self.desk.build(ask, start=start, end=slot)
+                failed = digest.failed
+                if isinstance(state.get("failed"), int):
+                    digest = digest.model_copy(update={"previous_failed": state["failed"]})
+                digest = await self.desk.mark_seen(schedule.channel, digest)
+                if lost.is_set():
+                    return  # a successor holds the slot now: it will look for this message before posting
+                if digest.failed >= schedule.min_failures:
+                    ts = await self.desk.publish(surface, ask, digest, key=key)
+                else:
+                    ts = ""
+        except Exception as exc:
+            raise SlotFailed(exc) from exc
         done = {
             "last_slot": iso,
             "last_end": iso,
@@ -198,6 +222,44 @@ class DigestScheduler:
         else:
             metrics.DIGEST_RUNS.labels("lease_lost").inc()
             log.warning("digest %s: posted but the lease moved on before recording (the successor adopts it)", key)
+
+    async def _failed(self, schedule: DigestSchedule, slot: datetime, lease: str, token: int, exc: Exception) -> None:
+        """Record that ``slot`` failed (``exc``) and when it may be tried again (see the module docstring)."""
+        state = await self.state(schedule)
+        before = state.get("failure")
+        before = before if isinstance(before, dict) else {}
+        attempts = int(before.get("attempts") or 0) + 1
+        wait = min(self.retry_max, self.retry_first * 2 ** (attempts - 1))
+        now = self.clock().timestamp()
+        why = failure_of(exc)
+        failure = {"slot": f"{slot:%Y-%m-%dT%H:%M:%SZ}", "error": why, "attempts": attempts, "at": now}
+        failure["retry_at"] = now + wait
+        metrics.DIGEST_RUNS.labels("failed").inc()
+        log.warning(
+            "digest %s of %s failed (%s; attempt %d): tried again in %g s",
+            schedule.name,
+            schedule.channel,
+            why,
+            attempts,
+            wait,
+        )
+        state = {**state, "failure": failure}
+        await self.store.fenced_put(lease, self.owner, token, self._state(schedule), state, STATE_TTL)
+
+
+class SlotFailed(Exception):
+    """A slot's adoption look-up, build or post failed with ``cause``."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def failure_of(exc: BaseException) -> str:
+    """A failed slot in a few words: the Slack error code (``not_in_channel``), else the exception's type."""
+    response = getattr(exc, "response", None)
+    error = response.get("error") if response is not None and hasattr(response, "get") else None
+    return str(error)[:80] if error else type(exc).__name__
 
 
 def _parse(value: Any) -> datetime | None:

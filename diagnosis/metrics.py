@@ -189,7 +189,7 @@ KNOWN: tuple[tuple[Any, list[tuple[str, ...]]], ...] = (
     (SHED, [(k,) for k in ("command", "event_callback", "block_actions")]),
     (SLACK_FALLBACKS, [(k,) for k in ("update_to_post", "post_to_response_url")]),
     (ANSWERS_LOST, [(m,) for m in ("response_url", "chat.postMessage")]),
-    (DIGEST_RUNS, [(o,) for o in ("posted", "adopted", "skipped", "lease_lost")]),
+    (DIGEST_RUNS, [(o,) for o in ("posted", "adopted", "skipped", "lease_lost", "failed")]),
 )
 
 

@@ -15,7 +15,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from diagnosis.answer import Backends, answer_digest
@@ -163,6 +163,8 @@ class DigestDesk:
         self.store = store
         self.digest_fn: DigestFn = digest_fn or answer_digest
         self.cache = _StoreCache(store) if store is not None else None
+        #: the state records of a channel's scheduled digests by name (set by the scheduler), for ``digest status``
+        self.schedule_states: Callable[[str], Awaitable[dict[str, Any]]] | None = None
 
     # -- building ----------------------------------------------------------------------------------
 
@@ -284,7 +286,8 @@ class DigestDesk:
         """``/diagnose digest …`` posted in the asker's channel, showing only what the asker may see."""
         words = DIGEST_WORD.sub("", ask.text or "", count=1).strip()
         if words.lower() == "status":
-            await reply_private(self.status_message(ask.channel))
+            states = await self.schedule_states(ask.channel) if self.schedule_states is not None else None
+            await reply_private(self.status_message(ask.channel, states))
             return
         try:
             digest_ask = self.ask_for(ask.text, ask.channel)
@@ -307,7 +310,7 @@ class DigestDesk:
             last = state.get("last_slot") or "never"
             lines.append(
                 f"• `{escape(s.name)}`: `{escape(s.cron)}` ({escape(s.tz)}), last {escape(str(last))}, "
-                f"next {next_slot(s.cron, s.tz, now):%Y-%m-%d %H:%M} UTC"
+                f"next {next_slot(s.cron, s.tz, now):%Y-%m-%d %H:%M} UTC" + failing(state.get("failure"))
             )
         return text_message("\n".join(lines))
 
@@ -388,3 +391,16 @@ def window_problem(start: datetime | None, end: datetime | None, now: datetime) 
     if start is not None and end is not None and end <= start:
         return "empty (it ends before it starts)"
     return None
+
+
+def failing(failure: Any) -> str:
+    """The status words of a scheduled digest whose last slot failed (empty when it did not): the error, the
+    attempts and when it is tried again (issue 24)."""
+    if not isinstance(failure, dict):
+        return ""
+    retry = datetime.fromtimestamp(float(failure.get("retry_at") or 0), tz=UTC)
+    return (
+        f"; *failing*: slot {escape(str(failure.get('slot')))} could not be posted "
+        f"(`{escape(str(failure.get('error')))}`, {int(failure.get('attempts') or 0)} attempt(s)), "
+        f"tried again at {retry:%Y-%m-%d %H:%M} UTC"
+    )
