@@ -112,7 +112,13 @@ class ReportBuilder:
         first = timeline.first()
         self.incident = [
             TimelineEntry(
-                subject=e.subject, at=e.at, what=e.what, container=e.container, source=e.source, first=e is first
+                subject=e.subject,
+                at=e.at,
+                what=e.what,
+                container=e.container,
+                source=e.source,
+                first=e is first,
+                own=e.own,
             )
             for e in timeline.entries
         ]

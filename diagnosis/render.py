@@ -129,7 +129,7 @@ def render_text(report: Report, *, verbose: bool = False) -> str:
         out += [f"{k.ljust(width)} : {v}" for k, v in ident] + [""]
     if report.timeline:
         # the whole incident, oldest first: the first failure decided, the later ones are its consequences
-        out += ["Timeline (the first failure decides; later ones are consequences):"]
+        out += ["Timeline (the first failure decides):"]
         out += [f"  - {line}" for line in timeline_lines(report)] + [""]
     if report.neighbours is not None:
         out += [f"{NEIGHBOURS_TITLE}:", f"  - {neighbours_line(report)}", ""]

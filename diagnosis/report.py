@@ -356,8 +356,9 @@ class Confidence(_Sanitized):
 class TimelineEntry(_Sanitized):
     """One termination of the incident timeline (:mod:`diagnosis.timeline`) as reported: ``subject`` (a pod or a
     task) ended at ``at`` (UTC, None when not known) with ``what`` (``"OOMKilled (exit 137)"``), read from
-    ``source``; ``first`` marks the failure that decided, every later entry of another subject is a
-    consequence."""
+    ``source``; ``first`` marks the failure that decided; ``own`` is False for a consequence of an earlier
+    failure (a peer's cleanup exit, a collective timeout, an upstream-failed task), True for a subject's own
+    failure (a later one is another failure, e.g. a Job's retry, not a consequence)."""
 
     subject: str
     at: datetime | None = None
@@ -365,6 +366,7 @@ class TimelineEntry(_Sanitized):
     container: str | None = None
     source: str = ""
     first: bool = False
+    own: bool = True
 
 
 class NeighbourWorkload(_Sanitized):

@@ -98,9 +98,21 @@ class Timeline:
 
 
 def lines(entries: Sequence[Entry], first: Entry | None) -> list[str]:
-    """Every entry, one line each, ``first`` marked: ``"12:03:41 worker-3 OOMKilled (exit 137) (first failure)"``.
-    The one phrasing of a timeline (the report's, rebuilt from its entries, too)."""
-    return [e.text() + (" (first failure)" if e is first else "") for e in entries]
+    """Every entry, one line each, ``first`` marked and each later one said for what it is:
+    ``"12:03:41 worker-3 OOMKilled (exit 137) (first failure)"``, ``"... (consequence)"`` for a failure that is
+    not its subject's own, ``"... (later failure)"`` for an own one after the first (a retry). The one phrasing
+    of a timeline (the report's, rebuilt from its entries, too)."""
+    after = False
+    out = []
+    for e in entries:
+        if e is first:
+            out.append(e.text() + " (first failure)")
+            after = True
+        elif not e.own:
+            out.append(e.text() + " (consequence)")
+        else:
+            out.append(e.text() + (" (later failure)" if after else ""))
+    return out
 
 
 def compact(entries: Sequence[Entry], first: Entry | None, limit: int = COMPACT) -> str:
@@ -112,7 +124,9 @@ def compact(entries: Sequence[Entry], first: Entry | None, limit: int = COMPACT)
     start = entries.index(first) if first is not None else 0
     shown = [e.text() for e in entries[start : start + limit]]
     rest = len(entries) - start - len(shown)
-    return " -> ".join(shown) + (f" (+{rest} more)" if rest > 0 else "")
+    # entries before the first failure (a follower's earlier time, an earlier retry) are not hidden silently
+    earlier = f"(+{start} earlier) " if start else ""
+    return earlier + " -> ".join(shown) + (f" (+{rest} more)" if rest > 0 else "")
 
 
 def _stamp(at: datetime | None) -> float:

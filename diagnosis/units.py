@@ -73,11 +73,12 @@ def bytes_text(n_bytes: float) -> str:
 
 
 def parse_time(value: str | datetime | None) -> datetime | None:
-    """Lenient RFC 3339 / ``"2023-06-06 12:09:18.211"`` parser; naive times are UTC. None on failure."""
+    """Lenient RFC 3339 / ``"2023-06-06 12:09:18.211"`` parser, in UTC: naive times are UTC, a time with another
+    offset is converted (``10:00:00+02:00`` is 08:00 UTC: reports say "UTC" beside every time). None on failure."""
     if value is None:
         return None
     if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
     if not isinstance(value, str):  # a number, a list, an object where a time is due: not a time
         return None
     text = value.strip()
@@ -92,7 +93,7 @@ def parse_time(value: str | datetime | None) -> datetime | None:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def iso(value: datetime) -> str:

@@ -297,17 +297,31 @@ _ENDING_ORDER: tuple[Kind, ...] = (
 )
 
 
+#: Event reasons that report a failure without naming it (its message does): the timeline names the kind.
+_REPORTING_REASONS = frozenset({"PodFailed", "Failed", "BackOff", "Killing", "FailedCreate", "Warning"})
+
+
+def _names(signal: Signal) -> bool:
+    """Whether the signal's reason names its failure (not one of :data:`_REPORTING_REASONS`, nor empty)."""
+    return bool(signal.reason) and signal.reason not in _REPORTING_REASONS
+
+
 def _ending(pod: str, at: datetime | None, signals: Sequence[Signal], *, own: bool) -> TimelineEntry:
     """A pod's ending as a timeline entry: its strongest failure signal in a few words (``"OOMKilled (exit
     137)"``), that signal's source and container."""
     ranked = [s for s in signals if s.kind in _ENDING_ORDER]
-    best = min(ranked, key=lambda s: _ENDING_ORDER.index(s.kind)) if ranked else None
+    # the strongest kind; of its signals, one whose reason names it (a container's "OOMKilled" over the
+    # "PodFailed" of the event that reported it)
+    best = min(ranked, key=lambda s: (_ENDING_ORDER.index(s.kind), not _names(s))) if ranked else None
     if best is None:
         return TimelineEntry(pod, at, "failed", own=own)
-    what = best.reason or _KIND_WORDS.get(best.kind, best.kind.value)
+    what = best.reason if best.reason and _names(best) else _KIND_WORDS.get(best.kind, best.kind.value)
     codes = sorted({x.exit_code for x in signals if x.exit_code is not None})
-    if codes and not any(str(c) in what for c in codes):
-        what += f" (exit {', '.join(str(c) for c in codes)})"
+    exits = f"exit {', '.join(str(c) for c in codes)}"
+    if codes and what == _KIND_WORDS[Kind.APP_EXIT]:
+        what = exits  # "exit 1", not "exit code (exit 1)"
+    elif codes and not any(str(c) in what for c in codes):
+        what += f" ({exits})"
     return TimelineEntry(pod, at, what, source=best.source, container=best.container, own=own)
 
 

@@ -10,7 +10,7 @@ from diagnosis.runai import classify as cls
 from diagnosis.runai import recurrence as rec
 from diagnosis.runai.models import Event
 from diagnosis.runai.signals import Kind, Signal
-from diagnosis.timeline import Entry, Timeline, compact
+from diagnosis.timeline import Entry, Timeline, compact, lines
 
 T0 = datetime(2026, 12, 1, 12, 3, 41, tzinfo=UTC)
 
@@ -50,7 +50,19 @@ def test_one_subject_is_not_a_timeline_and_a_long_one_is_cut() -> None:
     one = Timeline.of([Entry("p", at(0), "OOMKilled"), Entry("p", at(5), "exit 137")])
     assert one.compact() == ""
     many = [Entry(f"t{i}", None, "failed") for i in range(6)]
-    assert compact(many, many[1], 3) == "? t1 failed -> ? t2 failed -> ? t3 failed (+2 more)"
+    assert compact(many, many[1], 3) == "(+1 earlier) ? t1 failed -> ? t2 failed -> ? t3 failed (+2 more)"
+
+
+def test_each_later_entry_is_said_for_what_it_is() -> None:
+    """A consequence is one; an own failure after the first (a Job's retry) is a later failure, not a
+    consequence."""
+    first = Entry("job-abcde", at(0), "OOMKilled (exit 137)")
+    entries = [first, Entry("job-master", at(5), "exit 143", own=False), Entry("job-fghij", at(60), "exit 1")]
+    assert lines(entries, first) == [
+        "12:03:41 job-abcde OOMKilled (exit 137) (first failure)",
+        "12:03:46 job-master exit 143 (consequence)",
+        "12:04:41 job-fghij exit 1 (later failure)",
+    ]
 
 
 def sig(kind: Kind, pod: str, seconds: int, **kw: object) -> Signal:
@@ -69,6 +81,20 @@ def test_runai_pod_order_reads_the_timeline() -> None:
     assert first is not None and first.subject == "job-worker-3"
     assert first.what == "OOMKilled (exit 137)" and first.container == "pytorch"
     assert [e.own for e in order.timeline.entries] == [True, False]
+
+
+def test_a_pods_ending_is_named_by_what_failed_not_by_the_event_that_reported_it() -> None:
+    """A ``PodFailed`` event whose message says OOMKilled reads "OOMKilled", not "PodFailed"; a reason that
+    names the failure (the container's own) still wins over the kind's words."""
+    reported = [
+        sig(Kind.OOM_KILLED, "job-worker-3", 0, reason="PodFailed", exit_code=137),
+        sig(Kind.APP_EXIT, "job-worker-5", 20, reason="Failed", exit_code=1),
+    ]
+    order = cls.order_pods(reported, {})
+    assert [e.what for e in order.timeline.entries] == ["OOMKilled (exit 137)", "exit 1"]
+    both = [*reported[:1], sig(Kind.OOM_KILLED, "job-worker-3", 1, reason="OOMKilled", container="pytorch")]
+    first = cls.order_pods(both, {}).timeline.first()
+    assert first is not None and first.what == "OOMKilled (exit 137)" and first.container == "pytorch"
 
 
 def _workflow(tasks: list[dict[str, object]]) -> Workflow:
