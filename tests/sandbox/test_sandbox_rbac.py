@@ -163,3 +163,13 @@ def test_the_access_reviews_answer_from_the_same_rbac() -> None:
         assert can(verb="list", resource="events", namespace="default")
         assert not can(verb="list", resource="secrets", namespace="runai-nlp")
     assert {"verbs": ["get", "list", "watch"], "apiGroups": [""], "resources": ["events", "pods", "pods/log"]} in rules
+
+
+@pytest.mark.asyncio
+async def test_a_run_ai_refusal_is_a_gap_naming_what_was_refused(diagnose: Diagnose) -> None:
+    """A 403 from any system names what the credentials may not read (issue 22 §1)."""
+    snap = _xid_snapshot()
+    snap["faults"] = [{"path": "/api/v1/workloads/*/metrics", "status": 403, "times": 10}]
+    report, _ = await diagnose(snap)
+    refused = [g.why for g in report.gaps if "403" in g.why]
+    assert refused and all("the credentials may not GET /api/v1/workloads/" in why for why in refused), report.gaps
