@@ -872,8 +872,7 @@ class Tier2Source:
         events), the events alone of ``event_node``, the pod objects of ``peers`` (other pods of the same workload
         in ``namespace``) and the pods labelled with ``workload``'s name, in parallel.
 
-        Logs of containers discovered only in the pod (init containers) are fetched in a second round. Each read
-        has ``read_seconds`` of wall clock: one that hangs is a gap of its own, the others arrive (issue 24).
+        Init containers' logs are read in a second round. Each read has ``read_seconds`` (a hung one is its own gap).
         """
         out = Tier2Evidence(namespace=namespace, pod_name=pod_name)
 

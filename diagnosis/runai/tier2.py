@@ -75,11 +75,8 @@ async def read_tier2(
         # The first failing pod's node's events are read with it, always (a GPU fault on that node is evidence
         # even when nothing else points at the node yet); the node object only when a node fault is in sight.
         event_node = None if node else (pod.node_name if pod else None)
-        # Each read within its own wall clock, ended before the diagnosis deadline: a read that hangs is a gap of
-        # its own, not every read's (issue 24).
-        per_read = min(READ_SECONDS, d.deadline.remaining() * 0.8)
         evidence = await asyncio.wait_for(
-            source.collect(namespace, pod_name, containers, node, peers, workload.name, event_node, per_read),
+            source.collect(namespace, pod_name, containers, node, peers, workload.name, event_node, read_bound(d)),
             d.deadline.remaining(),
         )
         evidence.peers = peers_of_run(evidence, workload, tier1, d.now)
@@ -111,16 +108,20 @@ async def read_tier2(
             gpu_fault = any(gpu_hardware_in_log(text) for text in evidence.logs.values())
             if pod_node and (gpu_fault or any(s.kind == Kind.NODE_FAILURE for s in found)):
                 events_read = pod_node == event_node
-                per_read = min(READ_SECONDS, d.deadline.remaining() * 0.8)
-                await asyncio.wait_for(
-                    source.add_node(evidence, pod_node, events_read, per_read), d.deadline.remaining()
-                )
+                added = source.add_node(evidence, pod_node, events_read, read_bound(d))
+                await asyncio.wait_for(added, d.deadline.remaining())
                 found = await off_loop(tier2_signals, evidence, d.t2_window)
         d.t2_signals = found
         return evidence
     except TimeoutError as exc:
         b_gap.append(Gap(what="Tier 2 evidence", why=describe_error(exc)))
         return None
+
+
+def read_bound(d: Diagnosis) -> float:
+    """Each Tier 2 read's own wall clock, ended before the diagnosis deadline: a read that hangs is a gap of its own,
+    not every read's (issue 24)."""
+    return min(READ_SECONDS, d.deadline.remaining() * 0.8)
 
 
 def sanitized(logs: dict[T, str]) -> dict[T, str]:
