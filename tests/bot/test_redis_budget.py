@@ -20,7 +20,7 @@ from bot.cli import backends_for
 from bot.policy import Policy
 from bot.settings import Settings
 from diagnosis import metrics
-from handlers.middleware import REFUSAL
+from handlers.messages import REFUSAL
 from tests.handlers.test_slack_e2e import ALICE, CASES, CHAN, EVE, POLICY, headers_of
 from tests.slack_mock import SECRET, TOKEN, Harness, SlackMock, mention
 
