@@ -51,6 +51,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bot.feedback_store import FeedbackStore
 from bot.policy import Policy
 from bot.scheduler import DigestScheduler
 from bot.settings import Settings
@@ -63,7 +64,7 @@ from diagnosis import metrics
 from diagnosis.answer import Backends, preload
 from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.http import close_shared_connections, share_connections
-from handlers import listeners, middleware
+from handlers import feedback, listeners, middleware
 from handlers.digests import DigestDesk
 from handlers.doctor import AnswerFn, Doctor
 from handlers.slack_surface import SlackSurface
@@ -215,6 +216,7 @@ def build_bot(
     doctor.digests = DigestDesk(backends, policy, store=store)
     middleware.install(app, store=store, policy=policy, spawn=tracker.spawn, settings=settings)
     listeners.register(app, doctor, tracker.spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
+    feedback.register(app, doctor, FeedbackStore.for_settings(store, settings), tracker.spawn)  # issue 28
     return Bot(app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches)
 
 

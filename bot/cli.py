@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from bot import cli_capture, cli_digest, cli_doctor, cli_osmo, cli_slack
+from bot import cli_capture, cli_digest, cli_doctor, cli_feedback, cli_osmo, cli_slack
 
 # Re-exported: tests, benches and older callers import these from here.
 from bot.cli_app import (
@@ -161,7 +161,7 @@ def sandbox(
 
 
 # Each sub-command module registers onto the common app; the order is the order of ``--help``.
-for _module in (cli_doctor, cli_capture, cli_digest, cli_osmo, cli_slack):
+for _module in (cli_doctor, cli_capture, cli_digest, cli_feedback, cli_osmo, cli_slack):
     _module.register(app)
 
 

@@ -171,6 +171,19 @@ class BotEnv(MappingSettings):
         description="Seconds the ack of a request waits for Redis (event dedup, user groups) before it goes on "
         "without it; the event claim catches a duplicate once Redis answers.",
     )
+    WD_FEEDBACK_RETENTION_DAYS: int = Field(
+        30,
+        description="Days an answer people voted on (Right / Wrong on its card) is kept with its redacted world "
+        "and the votes, from the last vote; `workload-doctor feedback purge` deletes it all.",
+    )
+    WD_FEEDBACK_MAX_WORLD_BYTES: int = Field(
+        2_000_000,
+        description="Largest redacted world (snapshot JSON) kept with an answer for feedback; a larger one is not "
+        "kept (the vote still is).",
+    )
+    WD_FEEDBACK_MAX_ANSWERS: int = Field(
+        20_000, description="Answers per system kept for feedback at most; the oldest go first, with their votes."
+    )
     WD_LOG_FORMAT: Literal["text", "json"] = Field(
         "text", description="`json`: one JSON object per log line (the container image sets it)."
     )
@@ -180,7 +193,15 @@ class BotEnv(MappingSettings):
         "The manifests and the image pass `--host 0.0.0.0`.",
     )
 
-    @field_validator("WD_RATE_LIMIT", "WD_CONVERSATION_TTL", "WD_MAX_IN_FLIGHT", mode="before")
+    @field_validator(
+        "WD_RATE_LIMIT",
+        "WD_CONVERSATION_TTL",
+        "WD_MAX_IN_FLIGHT",
+        "WD_FEEDBACK_RETENTION_DAYS",
+        "WD_FEEDBACK_MAX_WORLD_BYTES",
+        "WD_FEEDBACK_MAX_ANSWERS",
+        mode="before",
+    )
     @classmethod
     def _whole(cls, value: Any, info: ValidationInfo) -> int:
         return _int(
@@ -242,6 +263,9 @@ class Settings:
     event_lease: float = 30.0
     ack_redis_budget: float = 0.2
     host: str = "127.0.0.1"
+    feedback_retention_days: int = 30
+    feedback_max_world_bytes: int = 2_000_000
+    feedback_max_answers: int = 20_000
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
@@ -298,6 +322,9 @@ class Settings:
             event_lease=typed.WD_EVENT_LEASE,
             ack_redis_budget=typed.WD_ACK_REDIS_BUDGET,
             host=typed.WD_HOST.strip() or "127.0.0.1",
+            feedback_retention_days=typed.WD_FEEDBACK_RETENTION_DAYS,
+            feedback_max_world_bytes=typed.WD_FEEDBACK_MAX_WORLD_BYTES,
+            feedback_max_answers=typed.WD_FEEDBACK_MAX_ANSWERS,
         )
 
 

@@ -798,6 +798,41 @@ def _with_binary_logs(snapshot: dict[str, Any]) -> dict[str, Any]:
     return snapshot
 
 
+def ask_of(question: Any) -> dict[str, Any]:
+    """The ``ask`` keys of a :class:`~diagnosis.question.Question` as a conversation built it (explicit values,
+    the text, the channel's defaults): what a replay of its snapshot is asked. A cluster known only by name is
+    given as ``cluster_id`` (the CLI takes an exact name there too)."""
+    intent = question.intent or (question.effective_intent() if question.kind == "runai" else None)
+    return {
+        "text": question.text,
+        "cluster_id": question.cluster_id or question.cluster,
+        "workload_id": question.workload_id,
+        "workload_name": question.workload_name,
+        "project": question.project,
+        "intent": getattr(intent, "value", intent),
+        "lookback": question.lookback,
+        "workflow_id": question.workflow_id,
+    }
+
+
+def world_of(
+    responses: Sequence[RecordedResponse], question: Any, report: Report, backends: Any, now: datetime
+) -> dict[str, Any]:
+    """The redacted snapshot of one diagnosis already made (pure: no new read): the ``responses`` it recorded,
+    ``question`` as its ``ask``, ``now`` its clock. What ``capture`` writes; the bot keeps it with an answer
+    (issue 28)."""
+    system = backends.system_for(question)
+    return build_snapshot(
+        responses,
+        ask=ask_of(question),
+        report=report,
+        now=now,
+        system=system,
+        tier2=system == "runai" and _tier2_available(backends.kube, report),
+        captured_at=datetime.now(UTC),
+    )
+
+
 async def capture_world(question: Any, ask: dict[str, Any], backends: Any) -> tuple[dict[str, Any], Report]:
     """Answer ``question`` (a :class:`~diagnosis.question.Question`) with ``backends`` while recording every
     response, and return the snapshot of what was read with the report. ``ask`` holds the keys the question

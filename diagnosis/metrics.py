@@ -102,6 +102,13 @@ ANSWERS_LOST = Counter(
 )
 ACTIVE_WATCHES = Gauge(PREFIX + "active_watches", "OSMO watches this replica is polling", registry=REGISTRY)
 DIGEST_RUNS = Counter(PREFIX + "digest_runs", "Scheduled digest slots run, by outcome", ["outcome"], registry=REGISTRY)
+FEEDBACK_VOTES = Counter(
+    PREFIX + "feedback_votes",
+    "Votes on answers (Right / Wrong on the card; a changed vote counts again), by system, the answer's category "
+    "and agreement (right, wrong)",
+    ["system", "category", "agreement"],
+    registry=REGISTRY,
+)
 
 #: Outcomes each system answers with (FORMAT.md "Outcomes"; ``error``: the question could not be answered).
 OUTCOMES: dict[str, tuple[str, ...]] = {
@@ -190,6 +197,10 @@ KNOWN: tuple[tuple[Any, list[tuple[str, ...]]], ...] = (
     (SLACK_FALLBACKS, [(k,) for k in ("update_to_post", "post_to_response_url")]),
     (ANSWERS_LOST, [(m,) for m in ("response_url", "chat.postMessage")]),
     (DIGEST_RUNS, [(o,) for o in ("posted", "adopted", "skipped", "lease_lost", "failed")]),
+    (
+        FEEDBACK_VOTES,
+        [(s, c, a) for s, (_, cats) in CATEGORIZED.items() for c in (*cats, "none") for a in ("right", "wrong")],
+    ),
 )
 
 
@@ -251,6 +262,11 @@ def diagnosis(report: Any, seconds: float | None) -> None:
     else:
         CACHE_MISSES.labels(system).inc()
         DIAGNOSIS_SECONDS.labels(system).observe(seconds)
+
+
+def feedback_vote(system: str, category: Any, agreement: str) -> None:
+    """Count one vote on an answer of ``system`` whose category was ``category`` (None: no category)."""
+    FEEDBACK_VOTES.labels(system, str(getattr(category, "value", category) or "none"), agreement).inc()
 
 
 def exposition() -> tuple[bytes, str]:

@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from diagnosis.redact import sanitize_obj
 
@@ -436,6 +436,18 @@ class Report(_Sanitized):
     #: what the person named (a workload name or id, a workflow ID) when nothing was identified (a follow-up
     #: question, not found): the header names it as typed, never "the workload"
     subject: str | None = None
+    #: this answer's reference (issue 28: a vote on its card finds the answer and its world by it); never in an output
+    _answer_ref: str | None = PrivateAttr(default=None)
+
+    @property
+    def answer_ref(self) -> str | None:
+        return self._answer_ref
+
+    def with_answer_ref(self, ref: str | None) -> Report:
+        """A copy carrying the reference ``ref`` (copies made from it keep it)."""
+        out = self.model_copy()
+        out._answer_ref = ref
+        return out
 
     def question_rest(self) -> str | None:
         """The follow-up question without what the headline already says (a question appears once per message):

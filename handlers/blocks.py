@@ -445,6 +445,8 @@ def _card_buttons(report: Report, value: str | None, has_logs: bool) -> list[dic
         elements.append(
             ButtonElement(text=PlainTextObject(text="Re-diagnose"), action_id=REDIAGNOSE_ACTION, value=value)
         )
+        if report.answer_ref:  # "was this right?" (issue 28): in the same actions block, no text of the budget
+            elements += _feedback_buttons(report.answer_ref)
     links = [link for link in report.links if link.url.startswith(("http://", "https://")) and len(link.url) <= 3000]
     for i, link in enumerate(links[: 25 - len(elements)]):
         elements.append(
@@ -457,6 +459,15 @@ def _card_buttons(report: Report, value: str | None, has_logs: bool) -> list[dic
     if not elements:
         return []
     return [ActionsBlock(block_id="wd_card_actions", elements=elements).to_dict()]
+
+
+def _feedback_buttons(ref: str) -> list[ButtonElement]:
+    from handlers.card import RIGHT_ACTION, WRONG_ACTION
+
+    return [
+        ButtonElement(text=PlainTextObject(text="👍 Right"), action_id=RIGHT_ACTION, value=ref),
+        ButtonElement(text=PlainTextObject(text="👎 Wrong"), action_id=WRONG_ACTION, value=ref),
+    ]
 
 
 def render_report(report: Report, *, thread_ts: str | None = None, footer: str | None = None) -> Rendered:

@@ -24,6 +24,9 @@ EVIDENCE_ACTION = "wd_card_evidence"
 LOGS_ACTION = "wd_card_logs"
 REDIAGNOSE_ACTION = "wd_card_rediagnose"
 CARD_ACTIONS = (EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION)
+#: "was this right?" (issue 28, handlers.feedback): the value is the answer's reference, nothing else
+RIGHT_ACTION = "wd_fb_right"
+WRONG_ACTION = "wd_fb_wrong"
 
 
 def target(report: Report) -> dict[str, str] | None:

@@ -11,11 +11,13 @@ import asyncio
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from diagnosis import metrics
 from diagnosis.answer import Backends
 from diagnosis.question import Question
 from diagnosis.report import Outcome, Report
+from handlers.feedback_world import AnswerKeeper, answer_keeping_world
 from handlers.protocols import ConversationStore
 
 AnswerFn = Callable[[Question, Backends], Awaitable[Report]]
@@ -24,6 +26,8 @@ TERMINAL_PHASES = {"failed", "crashed", "stopped", "completed", "succeeded"}
 CACHE_TERMINAL_TTL = 7 * 86400
 POINTER_TTL = 600
 NON_TERMINAL_TTL = 30
+#: the key of a cached report's answer reference (not a field of the report: ignored when it is read back)
+ANSWER_REF = "_answer_ref"
 
 
 def question_key(q: Question, system: str = "runai") -> str:
@@ -61,6 +65,8 @@ class Reports:
         self.answer_fn = answer_fn
         #: diagnoses in progress by question key: identical questions asked meanwhile share one
         self.in_flight: dict[str, asyncio.Task[Report]] = {}
+        #: keeps each answer a person can judge with the world it was made from (issue 28); None: not kept
+        self.keeper: AnswerKeeper | None = None
 
     async def answer(self, question: Question, fresh: bool = False) -> Report:
         """The report for ``question``: from the cache, or from the one diagnosis in progress for the same
@@ -96,7 +102,10 @@ class Reports:
             metrics.diagnosis(cached, None)
             return cached
         started = time.perf_counter()
-        report = await self.answer_fn(question, self.backends)
+        if self.keeper is not None:
+            report = await answer_keeping_world(self.answer_fn, question, self.backends, self.keeper)
+        else:
+            report = await self.answer_fn(question, self.backends)
         metrics.diagnosis(report, time.perf_counter() - started)
         await self.keep(qkey, report)
         return report
@@ -109,17 +118,11 @@ class Reports:
         for parts in pointers:
             data = await self.store.get_json(*parts)
             if isinstance(data, dict) and "report" in data:
-                try:
-                    return Report.model_validate(data["report"])
-                except ValueError:
-                    return None
+                return _report_of(data["report"])
             if isinstance(data, dict) and "key" in data:
                 full = await self.store.get_json(*data["key"])
                 if isinstance(full, dict):
-                    try:
-                        return Report.model_validate(full)
-                    except ValueError:
-                        return None
+                    return _report_of(full)
         return None
 
     async def keep(self, qkey: str, report: Report) -> None:
@@ -129,6 +132,8 @@ class Reports:
         ident = report.identity
         phase = (ident.phase or "").lower() if ident else ""
         data = report.model_dump(mode="json")
+        if report.answer_ref:
+            data[ANSWER_REF] = report.answer_ref  # the same answer from the cache: its votes find one world
         if ident is not None and ident.cluster_id and ident.workload_id and phase in TERMINAL_PHASES:
             stamp = ident.phase_updated_at.isoformat() if ident.phase_updated_at else "unknown"
             key = ("report", ident.cluster_id, ident.workload_id, stamp)
@@ -138,3 +143,13 @@ class Reports:
                 await self.store.put_json(("q", qkey), pointer, POINTER_TTL)
             return
         await self.store.put_json(("q", qkey), {"report": data}, NON_TERMINAL_TTL)
+
+
+def _report_of(data: Any) -> Report | None:
+    """A cached report (with its answer reference, when it has one), or None when it no longer reads."""
+    try:
+        report = Report.model_validate(data)
+    except ValueError:
+        return None
+    ref = data.get(ANSWER_REF) if isinstance(data, dict) else None
+    return report.with_answer_ref(str(ref)) if isinstance(ref, str) and ref else report
