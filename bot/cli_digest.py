@@ -16,7 +16,8 @@ from pydantic import ValidationError
 
 from bot.cli_app import DebugOpt, Format, FormatOpt, UserError, backends_for, run_guarded
 from diagnosis.answer import answer_digest
-from diagnosis.digests import Digest, DigestAsk, digest_json, merge_ask, parse_digest_text, render_digest_text
+from diagnosis.digest_text import digest_json, render_digest_text
+from diagnosis.digests import Digest, DigestAsk, merge_ask, parse_digest_text
 from diagnosis.logs import setup_logging
 
 
@@ -35,7 +36,7 @@ def digest_ask(options: DigestAsk, ask: dict[str, Any]) -> DigestAsk:
 
 
 def emit_digest(digest: Digest, fmt: str) -> None:
-    from handlers.digest_blocks import render_digest_blocks
+    from handlers.digest_blocks import render_digest_blocks, thread_payload
 
     if fmt == "text":
         typer.echo(render_digest_text(digest), nl=False)
@@ -44,7 +45,7 @@ def emit_digest(digest: Digest, fmt: str) -> None:
     if fmt == "blocks":
         typer.echo(json.dumps({"blocks": blocks}, indent=2))
     else:
-        typer.echo(json.dumps(digest_json(digest, blocks), indent=2))
+        typer.echo(json.dumps(digest_json(digest, blocks, thread_payload(digest)), indent=2))
 
 
 def run_digest(snapshot: str | None, options: DigestAsk, fmt: str, debug: bool) -> None:

@@ -122,6 +122,9 @@ class DigestScheduler:
                 continue
             slot = due_slot(schedule, now)
             state = await self.state(schedule)
+            if is_new(schedule, state):  # a new or changed schedule posts at its next slot (issue 27)
+                self.running[name] = asyncio.create_task(self.start_schedule(schedule, slot), name=f"new-{name}")
+                continue
             if str(state.get("last_slot") or "") >= f"{slot:%Y-%m-%dT%H:%M:%SZ}":
                 continue
             failure = state.get("failure")
@@ -215,6 +218,8 @@ class DigestScheduler:
             "key": key,
             "failed": failed,
             "posting": None,
+            "schedule": fingerprint(schedule),
+            "last_posted": {"ts": ts, "slot": iso} if ts else state.get("last_posted"),  # digest status
         }
         if await self.store.fenced_put(lease, self.owner, token, self._state(schedule), done, STATE_TTL):
             self.runs += 1
@@ -222,6 +227,45 @@ class DigestScheduler:
         else:
             metrics.DIGEST_RUNS.labels("lease_lost").inc()
             log.warning("digest %s: posted but the lease moved on before recording (the successor adopts it)", key)
+
+    async def start_schedule(self, schedule: DigestSchedule, slot: datetime) -> None:
+        """A new or changed schedule (:func:`is_new`) starts without a post: its record says ``slot`` (the latest due
+        one) is done, so its first digest is at its next slot and covers the time since ``slot`` (since its previous
+        digest when that is later), never a catch-up of ``max_window``. A schedule whose record is gone while Slack
+        has its digests (Redis lost) is not new: :meth:`run_slot` recovers it from the channel."""
+        lease = self._name(schedule)
+        token = await self.store.lease(lease, self.owner, self.lease_ttl)
+        if not token:
+            return
+        try:
+            state = await self.state(schedule)
+            if not is_new(schedule, state):
+                return
+            if not state:
+                prefix = slot_key(str(self.team), schedule, slot)[: -len("YYYY-MM-DDTHH:MM:SSZ")]
+                floor = (slot - timedelta(seconds=schedule.max_window)).timestamp()
+                lookup = getattr(self.surface_for(schedule.channel), "newest_tagged", None)
+                if lookup is not None and await lookup(METADATA_TYPE, prefix, floor) is not None:
+                    # not new: its record is gone (Redis lost) and the next tick recovers it from the channel
+                    kept = {"schedule": fingerprint(schedule)}
+                    await self.store.fenced_put(lease, self.owner, token, self._state(schedule), kept, STATE_TTL)
+                    return
+            last_end = _parse(state.get("last_end"))
+            start = max(last_end, slot) if last_end is not None else slot
+            fresh = {
+                **state,
+                "last_slot": f"{slot:%Y-%m-%dT%H:%M:%SZ}",
+                "last_end": f"{start:%Y-%m-%dT%H:%M:%SZ}",
+                "schedule": fingerprint(schedule),
+                "posting": None,
+                "failure": None,
+            }
+            await self.store.fenced_put(lease, self.owner, token, self._state(schedule), fresh, STATE_TTL)
+            log.info("digest %s of %s: new or changed schedule: first digest at its next slot", *_named(schedule))
+        except Exception:
+            log.exception("digest %s of %s: could not start the schedule", *_named(schedule))
+        finally:
+            await self.store.release(lease, self.owner)
 
     async def _failed(self, schedule: DigestSchedule, slot: datetime, lease: str, token: int, exc: Exception) -> None:
         """Record that ``slot`` failed (``exc``) and when it may be tried again (see the module docstring)."""
@@ -260,6 +304,23 @@ def failure_of(exc: BaseException) -> str:
     response = getattr(exc, "response", None)
     error = response.get("error") if response is not None and hasattr(response, "get") else None
     return str(error)[:80] if error else type(exc).__name__
+
+
+def _named(schedule: DigestSchedule) -> tuple[str, str]:
+    return schedule.name, schedule.channel
+
+
+def fingerprint(schedule: DigestSchedule) -> str:
+    """What makes a schedule the same schedule: its cron, time zone and scope (a change starts it anew)."""
+    return f"{schedule.cron}|{schedule.tz}|{schedule.cluster}|{schedule.projects}|{schedule.pools}"
+
+
+def is_new(schedule: DigestSchedule, state: dict[str, Any]) -> bool:
+    """Whether ``schedule`` has no record yet, or its record is of another cron, time zone or scope. A record
+    written before fingerprints were kept is the same schedule."""
+    if not state:
+        return True
+    return state.get("schedule") not in (None, fingerprint(schedule))
 
 
 def _parse(value: Any) -> datetime | None:

@@ -82,8 +82,10 @@ async def answer_digest(
     gaps: list[Any] = []
     cluster_ids: list[str] = []
     cluster_names: list[str] = []
+    preempted: list[Any] = []
     for scan in scans:
         items += scan.items
+        preempted += getattr(scan, "preempted", [])
         gaps += scan.gaps
         cluster_ids += getattr(scan, "cluster_ids", [])
         cluster_names += getattr(scan, "cluster_names", [])
@@ -98,4 +100,5 @@ async def answer_digest(
         projects=ask.projects,
         pools=ask.pools,
         systems=names(chosen),
+        preempted=preempted,
     )

@@ -142,6 +142,9 @@ class Digest(_Sanitized):
     seen_before: list[str] = Field(default_factory=list)
     #: failures in the channel's previous digest of the same schedule, when known
     previous_failed: int | None = None
+    #: Run:ai workloads that failed in the window but were preempted (``route_preempted``, as ``/diagnose``
+    #: answers them): not failures and never counted in ``failed``; a digest may say how many there were
+    preempted: list[DigestItem] = Field(default_factory=list)
 
     @property
     def gpu_hours(self) -> tuple[float, int]:
@@ -162,8 +165,10 @@ def build_digest(
     projects: Sequence[str] | None = None,
     pools: Sequence[str] | None = None,
     systems: Sequence[str] = (),
+    preempted: Sequence[DigestItem] = (),
 ) -> Digest:
-    """Count and group ``items`` (pure). Each item counts once, in exactly one category."""
+    """Count and group ``items`` (pure). Each item counts once, in exactly one category; ``preempted`` (Run:ai
+    workloads routed out as preempted) are kept apart, once each, and never counted."""
     unique: dict[tuple[str, str], DigestItem] = {}
     for item in items:
         unique.setdefault((item.system, item.id), item)
@@ -194,11 +199,8 @@ def build_digest(
         recurring=recurring,
         groups=groups,
         gaps=list(gaps),
+        preempted=list({(i.system, i.id): i for i in preempted if (i.system, i.id) not in unique}.values()),
     )
-
-
-def _fmt(at: datetime) -> str:
-    return at.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def scope_text(digest: Digest) -> str:
@@ -218,22 +220,33 @@ def scope_text(digest: Digest) -> str:
     return "; ".join(parts)
 
 
-def top_text(items: Sequence[DigestItem]) -> str:
-    """``top project nlp (3), node dgx-04 (2), image img:1 (2), submitter alice (2)``: the most frequent value of
-    each, shown when it is known for at least one item."""
-    parts = []
-    for label, values in (
-        ("project", [i.project for i in items]),
-        ("pool", [i.pool for i in items]),
-        ("node", [i.node for i in items]),
-        ("image", [i.image for i in items]),
-        ("submitter", [i.user for i in items]),
-    ):
-        known = Counter(v for v in values if v)
+#: What the failures of one cause may share, in the order a digest names it: (label, how the value is read).
+SHARED_KEYS: tuple[tuple[str, Callable[[DigestItem], str | None]], ...] = (
+    ("node", lambda i: i.node),
+    ("image", lambda i: i.image),
+    ("project", lambda i: i.project),
+    ("pool", lambda i: i.pool),
+)
+
+
+def shared(items: Sequence[DigestItem], at_least: int = 2) -> list[tuple[str, str, int]]:
+    """What more than one of ``items`` share: per key of :data:`SHARED_KEYS`, its most frequent value as
+    ``(label, value, count)`` when at least ``at_least`` items have it (a value only one failure has is not
+    shared, and says nothing about the group)."""
+    out: list[tuple[str, str, int]] = []
+    for label, value_of in SHARED_KEYS:
+        known = Counter(v for v in (value_of(i) for i in items) if v)
         if known:
             value, count = known.most_common(1)[0]
-            parts.append(f"{label} {value} ({count})")
-    return ("top " + ", ".join(parts)) if parts else ""
+            if count >= at_least:
+                out.append((label, value, count))
+    return out
+
+
+def shared_text(items: Sequence[DigestItem]) -> str:
+    """``2 on node dgx-04, 3 in project nlp``: :func:`shared` in words (empty when nothing is shared)."""
+    words = {"node": "on node", "image": "with image", "project": "in project", "pool": "in pool"}
+    return ", ".join(f"{count} {words[label]} {value}" for label, value, count in shared(items))
 
 
 def totals_text(digest: Digest) -> str:
@@ -249,57 +262,6 @@ def totals_text(digest: Digest) -> str:
     if digest.previous_failed is not None:
         text += f"; previous digest {digest.previous_failed} ({digest.failed - digest.previous_failed:+d})"
     return text
-
-
-def render_digest_text(digest: Digest) -> str:
-    """The plain-text digest: totals, one line per category with its count, recurring workloads, the rows."""
-    window = f"{_fmt(digest.start)} to {_fmt(digest.end)} (last {digest.since})"
-    out = [f"DIGEST: {digest.failed} failure(s), {window}", f"Scope: {scope_text(digest)}", ""]
-    if digest.failed == 0:
-        out += [f"No failure was found in that window and scope ({scope_text(digest)}).", ""]
-    else:
-        out.append(totals_text(digest))
-        out.append("")
-        out.append("By cause:")
-        for group in digest.groups:
-            top = top_text(group.items)
-            out.append(f"  - {group.category}: {group.count}" + (f" ({top})" if top else ""))
-        out.append("")
-        if digest.recurring:
-            out += [f"Recurring (2+ failures of one cause in the window): {', '.join(digest.recurring)}", ""]
-        for group in digest.groups:
-            out.append(f"{group.category} ({group.count}):")
-            for item in group.items:
-                where = f"project {item.project}" if item.system == "runai" else f"pool {item.pool}"
-                out.append(f"  - {item.name} ({where}, {_fmt(item.at)}): {item.verdict}")
-            out.append("")
-    if digest.gaps:
-        out.append("Could not see:")
-        out += [f"  - {g.what}: {g.why}" for g in digest.gaps]
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
-
-
-def digest_json(digest: Digest, blocks: list[dict[str, object]] | None = None) -> dict[str, object]:
-    """The ``--format json`` object of FORMAT.md "Digests" ``Output``."""
-    data = digest.model_dump(mode="json")
-    for group in data["groups"]:
-        for item in group["items"]:
-            item["at"] = item["at"].replace("+00:00", "Z")
-    return {
-        "outcome": "digest",
-        "digest": {
-            "failed": digest.failed,
-            "by_category": digest.by_category,
-            "recurring": digest.recurring,
-            "groups": data["groups"],
-            "start": data["start"],
-            "end": data["end"],
-        },
-        "report_text": render_digest_text(digest),
-        "blocks": blocks or [],
-        "gaps": data["gaps"],
-    }
 
 
 _TEXT_SINCE = re.compile(r"(?i)(?:^|\s)(?:since\s+|last\s+|lookback=)?(\d+\s*[mhd])\b")
@@ -421,6 +383,7 @@ def filter_digest(digest: Digest, keep: Callable[[DigestItem], bool]) -> Digest:
         projects=digest.projects,
         pools=digest.pools,
         systems=digest.systems,
+        preempted=[item for item in digest.preempted if keep(item)],
     ).model_copy(
         update={
             "seen_before": [n for n in digest.seen_before if any(i.name == n for i in items)],

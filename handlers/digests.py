@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from diagnosis.answer import Backends, answer_digest
+from diagnosis.digest_text import cause_words, group_system
 from diagnosis.digests import (
     MAX_SINCE,
     Digest,
@@ -112,8 +113,10 @@ def digest_scope_in_words(text: str) -> tuple[str | None, list[str] | None]:
 
 
 def fallback(digest: Digest) -> str:
-    cats = ", ".join(f"{c} {n}" for c, n in digest.by_category.items())
-    return escape(f"Failures digest: {digest.failed} in the last {digest.since}" + (f" ({cats})" if cats else ""))[:300]
+    """The notification text: the count and the causes in words (the card's words, not codes)."""
+    causes = ", ".join(f"{g.count} {cause_words(g.category, group_system(g.items))[1]}" for g in digest.groups)
+    text = f"Failures digest: {digest.failed} in the last {digest.since}" + (f": {causes}" if causes else "")
+    return escape(text)[:300]
 
 
 def window_value(ask: DigestAsk, digest: Digest) -> str:
@@ -287,7 +290,7 @@ class DigestDesk:
         words = DIGEST_WORD.sub("", ask.text or "", count=1).strip()
         if words.lower() == "status":
             states = await self.schedule_states(ask.channel) if self.schedule_states is not None else None
-            await reply_private(self.status_message(ask.channel, states))
+            await reply_private(self.status_message(ask.channel, states, await _links(surface, states)))
             return
         try:
             digest_ask = self.ask_for(ask.text, ask.channel)
@@ -298,8 +301,12 @@ class DigestDesk:
         digest = await self.mark_seen(ask.channel, digest)
         await self.publish(surface, digest_ask, digest)
 
-    def status_message(self, channel: str, states: dict[str, Any] | None = None) -> Message:
-        """The channel's schedules with their last and next runs."""
+    def status_message(
+        self, channel: str, states: dict[str, Any] | None = None, links: dict[str, str] | None = None
+    ) -> Message:
+        """The channel's schedules from their saved state (issue 27): per schedule its cron, time zone and scope,
+        the last digest posted (when, with a link: ``links`` by schedule name), the next slot, and a failed post's
+        back-off (issue 24)."""
         schedules = list(self.policy.digests.get(channel, []))
         if not schedules:
             return text_message("This channel has no scheduled digest (policy `channels.<channel>.digests`).")
@@ -307,9 +314,9 @@ class DigestDesk:
         now = self.backends.now()
         for s in schedules:
             state = (states or {}).get(s.name) or {}
-            last = state.get("last_slot") or "never"
+            lines.append(f"• *{escape(s.name)}*: `{escape(s.cron)}` ({escape(s.tz)}), {escape(schedule_scope(s))}")
             lines.append(
-                f"• `{escape(s.name)}`: `{escape(s.cron)}` ({escape(s.tz)}), last {escape(str(last))}, "
+                f"   last posted {last_posted(state, (links or {}).get(s.name))} · "
                 f"next {next_slot(s.cron, s.tz, now):%Y-%m-%d %H:%M} UTC" + failing(state.get("failure"))
             )
         return text_message("\n".join(lines))
@@ -404,3 +411,49 @@ def failing(failure: Any) -> str:
         f"(`{escape(str(failure.get('error')))}`, {int(failure.get('attempts') or 0)} attempt(s)), "
         f"tried again at {retry:%Y-%m-%d %H:%M} UTC"
     )
+
+
+def schedule_scope(schedule: Any) -> str:
+    """``cluster dgx-prod, projects nlp, speech, every OSMO pool``: what a schedule's digests cover."""
+    parts = [f"cluster {schedule.cluster}" if schedule.cluster else "every cluster"]
+    parts.append("projects " + ", ".join(schedule.projects) if schedule.projects else "every project")
+    pools = schedule.pools
+    parts.append("pools " + ", ".join(pools) if pools else "every OSMO pool" if pools is None else "no OSMO pool")
+    return ", ".join(parts)
+
+
+def _posted(state: dict[str, Any]) -> dict[str, Any] | None:
+    """The last digest a schedule posted (``ts``, ``slot``) from its state record: ``last_posted``, else the
+    record of a slot that posted (``message_ts``) written before ``last_posted`` was kept."""
+    posted = state.get("last_posted")
+    if isinstance(posted, dict) and posted.get("ts"):
+        return posted
+    if state.get("message_ts"):
+        return {"ts": state["message_ts"], "slot": state.get("last_slot")}
+    return None
+
+
+def last_posted(state: dict[str, Any], link: str | None = None) -> str:
+    """``2026-11-28 09:00 UTC (<link|open>)``, or ``never`` (with the last slot when it had nothing to post)."""
+    posted = _posted(state)
+    if posted is None:
+        slot = state.get("last_slot")
+        return (
+            f"never (last slot {escape(str(slot))}: nothing to post)" if state.get("failed") == 0 and slot else "never"
+        )
+    try:
+        when = f"{datetime.fromtimestamp(float(posted['ts']), tz=UTC):%Y-%m-%d %H:%M} UTC"
+    except (TypeError, ValueError):
+        when = escape(str(posted.get("slot")))
+    return f"{when} (<{link}|open>)" if link else when
+
+
+async def _links(surface: Any, states: dict[str, Any] | None) -> dict[str, str]:
+    """A link to each schedule's last posted digest (the surface's ``permalink`` when it has one)."""
+    permalink = getattr(surface, "permalink", None)
+    out: dict[str, str] = {}
+    for name, state in (states or {}).items():
+        posted = _posted(state) if isinstance(state, dict) else None
+        if posted is not None and permalink is not None:
+            out[name] = await permalink(str(posted["ts"]))
+    return out

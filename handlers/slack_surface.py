@@ -218,6 +218,14 @@ class SlackSurface:
         )
         return str(resp["ts"])
 
+    async def permalink(self, ts: str) -> str:
+        """A link to the message ``ts`` of this channel (``chat.getPermalink``; the archive address without it)."""
+        try:
+            link = (await self.client.chat_getPermalink(channel=self.channel, message_ts=ts)).get("permalink")
+        except Exception:
+            link = None
+        return str(link) if link else archive_link(self.channel, ts)
+
     async def find_tagged(self, event_type: str, key: str, oldest: float) -> str | None:
         """The ts of a root message of this channel posted since ``oldest`` (epoch seconds) whose metadata carries
         ``key``, or None (``conversations.history`` with ``include_all_metadata``, paged)."""
@@ -238,3 +246,9 @@ class SlackSurface:
             if not cursor:
                 return None
         return None
+
+
+def archive_link(channel: str, ts: str) -> str:
+    """The archive address of a message (``https://slack.com/archives/C…/p1764…``), which Slack opens in the
+    workspace of whoever follows it."""
+    return f"https://slack.com/archives/{channel}/p{ts.replace('.', '')}"

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 #: Diagnoses of one digest in flight at once (each is about 6 concurrent Tier 1 reads).
 CONCURRENCY = 16
 COUNTED_PHASES = ("Failed", "Stopped")
+#: the category a preempted row is kept under, apart from the failures (:attr:`RunaiScan.preempted`)
+PREEMPTED = Category.PREEMPTED.value
 
 
 def _rfc3339(at: datetime) -> str:
@@ -50,6 +52,8 @@ class RunaiScan:
     cluster_ids: list[str] = field(default_factory=list)
     cluster_names: list[str] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
+    #: failed or stopped in the window but preempted (``route_preempted``): no failures, as in ``/diagnose``
+    preempted: list[DigestItem] = field(default_factory=list)
 
 
 async def _clusters(client: RunaiClient, cluster_id: str | None, scan: RunaiScan) -> list[Cluster]:
@@ -217,6 +221,8 @@ async def _diagnose_one(
             return None, False
         verdict = f"{workload.name} failed; its details could not be read."
         return DigestItem(category=Category.UNKNOWN.value, verdict=verdict, **common), False  # type: ignore[arg-type]
+    if report.outcome == Outcome.ROUTE_PREEMPTED:  # kept apart, never counted (FORMAT.md "What is a failure" 4)
+        return DigestItem(category=PREEMPTED, verdict=report.headline, **common), True  # type: ignore[arg-type]
     if not _counts(report, workload):
         return None, True
     assert report.category is not None
@@ -268,6 +274,7 @@ async def scan_runai(
                 await cache.put(key, {"item": item.model_dump(mode="json") if item else None})
             return item
 
-        results = await asyncio.gather(*(one(w) for w in seen.values()))
-        scan.items = [item for item in results if item is not None]
+        results = [item for item in await asyncio.gather(*(one(w) for w in seen.values())) if item is not None]
+        scan.items = [item for item in results if item.category != PREEMPTED]
+        scan.preempted = [item for item in results if item.category == PREEMPTED]
     return scan

@@ -73,7 +73,8 @@ def test_thread_rows_are_cut_with_a_count_that_adds_up() -> None:
     digest = build_digest(items, start=T0 - timedelta(hours=24), end=T0, since="24h")
     messages, table = digest_thread(digest, limit=40)
     text = "\n".join(messages)
-    assert text.count("`OOM_KILLED`") == 40 and "… 10 more (of 50)" in text
+    assert text.count("\n• *w") == 40 and "… 10 more (of 50)" in text
+    assert "OOM_KILLED" not in text and "💥 *OOM killed* (50)" in text  # the cause in words, once
     assert len(table.splitlines()) == 51
     assert len(render_digest_blocks(digest)) <= 50
 

@@ -56,5 +56,5 @@ async def test_the_terminal_answers_a_digest_asked_in_words() -> None:
     with backends_for(str(DIGEST)) as (backends, _ask):
         await chat(backends, read=lambda: next(lines), out=out)
     text = out.getvalue()
-    assert "Failures digest: 20 in the last 24h" in text
+    assert "20 failed in the last 24h" in text
     assert "in the last 3h" in text and "projects nlp" in text

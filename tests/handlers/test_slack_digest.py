@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,7 +21,8 @@ from bot.state import Store
 from diagnosis.answer import Backends
 from diagnosis.config import RunaiConfig
 from diagnosis.digests import Digest, DigestAsk, build_digest
-from handlers.digests import DigestDesk
+from handlers.card import CARD_MAX_CHARS, text_chars
+from handlers.digests import DigestDesk, _links
 from handlers.slack_surface import SlackSurface
 from sandbox.server import Sandbox
 from tests.paths import TESTS
@@ -71,9 +73,14 @@ async def test_an_on_demand_digest_posts_the_summary_and_its_rows_in_the_thread(
         await h.settle()
     (root,) = roots(slack)
     text = json.dumps(root.body["blocks"])
-    assert "18" in root.body["text"] and "OOM_KILLED" in text and "gpt-distill-4" in text
+    assert "18" in root.body["text"] and "OOM killed" in text and "gpt-distill-4" in text
+    assert "5 OOM killed" in root.body["text"]
     rows = [c for c in slack.of("chat.postMessage") if c.body.get("thread_ts")]
     assert rows and "kws-train" in json.dumps([r.body for r in rows])
+    # verdicts in words, never codes (issue 27), in the message, its notification text and its thread
+    for body in [root.body, *(r.body for r in rows)]:
+        assert not re.search(r"\b(OOM_KILLED|SCHEDULING_POLICY_TERMINATED|CRASH_APP_ERROR)\b", json.dumps(body))
+    assert text_chars(root.body["blocks"]) <= CARD_MAX_CHARS
     everything = slack.texts()
     assert "staging-llama-ft" not in everything and "staging-smoke-test" not in everything
 
@@ -170,9 +177,19 @@ async def settle(replicas: list[DigestScheduler]) -> None:
                 await task
 
 
+async def started(replicas: list[DigestScheduler], clock: Clock) -> None:
+    """The schedule as it was a slot before ``clock``: a new schedule starts without a post (issue 27)."""
+    at = clock.at
+    clock.at = at - timedelta(minutes=1)
+    await asyncio.gather(*(r.tick_once() for r in replicas))
+    await settle(replicas)
+    clock.at = at
+
+
 async def test_three_replicas_post_each_of_twenty_slots_exactly_once(slack: SlackMock, prefix: str) -> None:
     clock = Clock(T0)
     replicas = schedulers(slack, prefix, clock)
+    await started(replicas, clock)
     for minute in range(20):
         clock.at = T0 + timedelta(minutes=minute)
         await asyncio.gather(*(r.tick_once() for r in replicas))
@@ -186,6 +203,7 @@ async def test_three_replicas_post_each_of_twenty_slots_exactly_once(slack: Slac
 async def test_a_replica_that_died_after_posting_and_before_recording_is_adopted(slack: SlackMock, prefix: str) -> None:
     clock = Clock(T0)
     first, second = schedulers(slack, prefix, clock, n=2)
+    await started([first], clock)
     real_put = first.store.fenced_put
 
     async def die_before_recording(*args: Any, **kw: Any) -> bool:
@@ -230,6 +248,7 @@ async def test_after_a_full_outage_one_catch_up_digest_covers_the_missed_time(sl
     clock = Clock(T0)
     desk = FakeDesk()
     (replica,) = schedulers(slack, prefix, clock, n=1, desk=desk)
+    await started([replica], clock)
     await replica.tick_once()
     await settle([replica])
     clock.at = T0 + timedelta(minutes=7)  # seven slots missed while nothing ran
@@ -266,3 +285,92 @@ async def test_refresh_pressed_on_another_replica_updates_the_same_message(slack
     (update,) = slack.of("chat.update")
     assert update.body["ts"] == "1764000000.000001"
     assert json.dumps(update.body["blocks"]).count("OOM_KILLED") == json.dumps(root.body["blocks"]).count("OOM_KILLED")
+
+
+# -- issue 27: status from the saved state, a new or changed schedule starts at its next slot -------------------
+
+
+def _status_policy(cron: str = "* * * * *") -> Policy:
+    return Policy.from_dict(
+        {
+            "groups": {"ml": [ALICE]},
+            "access": [{"who": ["@ml"], "clusters": ["*"], "projects": ["*"]}],
+            "channels": {CHAN: {"digests": [{"name": "every-minute", "cron": cron, "max_window": "1h"}]}},
+        }
+    )
+
+
+async def test_digest_status_shows_the_last_digest_posted_with_a_link_and_the_next_slot(
+    slack: SlackMock, prefix: str
+) -> None:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    clock = Clock(T0)
+    (replica,) = schedulers(slack, prefix, clock, n=1)
+    await started([replica], clock)
+    states = await replica.states_of(CHAN)
+    desk = DigestDesk(Backends(now=lambda: T0), _status_policy())
+    assert "last posted never" in desk.status_message(CHAN, states).text
+    await replica.tick_once()
+    await settle([replica])
+    assert len(roots(slack)) == 1
+    states = await replica.states_of(CHAN)
+    surface = SlackSurface(AsyncWebClient(token=TOKEN, base_url=slack.api_url), CHAN)
+    status = desk.status_message(CHAN, states, await _links(surface, states)).text
+    ts = str(states["every-minute"]["last_posted"]["ts"])
+    when = datetime.fromtimestamp(float(ts), tz=UTC)
+    assert f"last posted {when:%Y-%m-%d %H:%M} UTC (<" in status, status
+    assert f"/archives/{CHAN}/p{ts.replace('.', '')}|open>" in status, status
+    assert "next 2026-11-28 09:01 UTC" in status and "`* * * * *` (UTC)" in status, status
+    assert "never" not in status
+
+
+async def test_a_new_schedule_posts_at_its_next_slot_covering_one_period_not_days(
+    slack: SlackMock, prefix: str
+) -> None:
+    clock = Clock(T0)
+    desk = FakeDesk()
+    (replica,) = schedulers(slack, prefix, clock, n=1, desk=desk)
+    await replica.tick_once()  # the schedule is new: its due slot (09:00) is not posted
+    await settle([replica])
+    assert roots(slack) == [] and desk.windows == []
+    clock.at = T0 + timedelta(minutes=1)
+    await replica.tick_once()
+    await settle([replica])
+    assert len(roots(slack)) == 1
+    assert desk.windows == [(T0.replace(second=0), T0.replace(second=0) + timedelta(minutes=1))]
+
+
+async def test_a_changed_schedule_starts_again_at_its_next_slot_and_an_outage_is_covered_once(
+    slack: SlackMock, prefix: str
+) -> None:
+    clock = Clock(T0)
+    desk = FakeDesk()
+    (replica,) = schedulers(slack, prefix, clock, n=1, desk=desk)
+    await started([replica], clock)
+    await replica.tick_once()
+    await settle([replica])
+    assert len(roots(slack)) == 1
+    # the cron changes to every 5 minutes: nothing is posted at once, the next slot (09:05) is
+    replica.schedules = [DigestSchedule(channel=CHAN, name="every-minute", cron="*/5 * * * *", max_window=3600)]
+    clock.at = T0 + timedelta(minutes=2)
+    await replica.tick_once()
+    await settle([replica])
+    assert len(roots(slack)) == 1
+    clock.at = T0 + timedelta(minutes=5)
+    await replica.tick_once()
+    await settle([replica])
+    assert len(roots(slack)) == 2
+    assert desk.windows[-1] == (T0.replace(second=0), T0.replace(second=0) + timedelta(minutes=5))
+    # an outage: three slots missed, one digest covers them once
+    clock.at = T0 + timedelta(minutes=21)
+    await replica.tick_once()
+    await settle([replica])
+    clock.at = T0 + timedelta(minutes=22)
+    await replica.tick_once()
+    await settle([replica])
+    assert len(roots(slack)) == 3
+    assert desk.windows[-1] == (
+        T0.replace(second=0) + timedelta(minutes=5),
+        T0.replace(second=0) + timedelta(minutes=20),
+    )
