@@ -63,3 +63,29 @@ def test_every_open_case_fits_the_card_budget_and_loses_nothing(answers: dict[Pa
             last = ex["text"].rstrip("\n").splitlines()[-1] if ex["text"].strip() else ""
             assert code(last)[:200] in thread, (name, ex["title"])
     print(f"card budget over {len(answers)} open cases: max {worst_blocks} blocks, max {worst_chars} characters")
+
+
+@pytest.mark.skipif(not OPEN, reason="../shared/cases is not beside this checkout")
+@pytest.mark.timeout(1200)
+def test_the_feedback_buttons_cost_the_card_nothing(answers: dict[Path, dict[str, Any]]) -> None:
+    """Issue 28: a card whose answer can be judged carries Right / Wrong in its one actions block: no block and no
+    character of the budget more, on every open case."""
+    from diagnosis.report import Report
+    from handlers.blocks import render_report
+    from handlers.card import RIGHT_ACTION, WRONG_ACTION, target
+    from handlers.feedback_world import judgeable
+
+    judged = 0
+    for case_file, out in answers.items():
+        report = Report.model_validate(out["report"])
+        if not judgeable(report):
+            assert target(report) is None or report.outcome.value in ("error", "needs_input"), case_file.stem
+            continue
+        judged += 1
+        blocks = render_report(report.with_answer_ref("0123456789abcdef")).main.blocks
+        assert len(blocks) <= CARD_MAX_BLOCKS and text_chars(blocks) <= CARD_MAX_CHARS, case_file.stem
+        assert violations({"text": "x", "blocks": blocks}) == [], case_file.stem
+        ids = [e.get("action_id") for b in blocks if b["type"] == "actions" for e in b["elements"]]
+        assert RIGHT_ACTION in ids and WRONG_ACTION in ids, case_file.stem
+        assert (len(blocks), text_chars(blocks)) == (len(out["blocks"]), text_chars(out["blocks"])), case_file.stem
+    assert judged > len(answers) // 2
