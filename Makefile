@@ -13,6 +13,7 @@ $(BIN)/.installed: pyproject.toml
 
 demo: $(BIN)/.installed
 	$(BIN)/workload-doctor diagnose --snapshot sandbox/snapshots/demo.json
+	$(BIN)/workload-doctor digest --snapshot sandbox/snapshots/digest.json
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check bot handlers diagnosis sandbox tests bench

@@ -109,7 +109,8 @@ def page(answer: dict[str, Any], with_thread: bool = False) -> str:
     thread = answer.get("thread") or []
     shown = [m for m in thread if m.get("via") == "auto"]
     if shown or thread:
-        card += f"<div class=replies>{len(thread)} replies in the thread (Evidence, Logs)</div>"
+        buttons = " (Evidence, Logs)" if any(m.get("via") != "auto" for m in thread) else ""
+        card += f"<div class=replies>{len(thread)} replies in the thread{buttons}</div>"
     body = message(card)
     if with_thread:
         parts = ["<div class=thread>"]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Screenshots of five representative answers (issue 13), made from the real payloads:
+# Screenshots of five representative answers (issue 13) and of a digest (issue 27), made from the real payloads:
 #   workload-doctor diagnose --snapshot CASE --format json  ->  docs/tools/blockkit_preview.py  ->  headless Chromium
 # Usage (from the repository root, with ../shared/cases beside it and Debian's `chromium` installed):
 #   sh docs/tools/screenshots.sh
@@ -33,3 +33,17 @@ for pair in oom:runai/oom-recurring-tier2 image-pull:runai/image-pull-manifest-u
     "file://$PWD/$OUT/$name-thread.html?w=1000" >/dev/null 2>&1
 done
 ls -1 "$OUT"
+# The digest (issue 27): the bundled snapshot's main message (desktop and phone: one phone screen) and its thread
+SNAP=${SNAP:-sandbox/snapshots/digest.json}
+"$CLI" digest --snapshot "$SNAP" --format json > "$OUT/digest.json"
+"$PY" docs/tools/blockkit_preview.py "$OUT/digest.json" "$OUT/digest.html"
+"$PY" docs/tools/blockkit_preview.py "$OUT/digest.json" "$OUT/digest-thread.html" --thread
+for shot in desktop:1000:digest phone:390:digest thread-desktop:1000:digest-thread; do
+  label=${shot%%:*}; rest=${shot#*:}; width=${rest%%:*}; page=${rest#*:}
+  height=$("$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size="$width,200" \
+    --dump-dom "file://$PWD/$OUT/$page.html?w=$width" 2>/dev/null | sed -n 's:.*<title>\([0-9]*\)</title>.*:\1:p')
+  echo "digest $label: ${height:-?} px tall at $width px"
+  "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
+    --window-size="$width,${height:-900}" --screenshot="$PWD/$OUT/digest-$label.png" \
+    "file://$PWD/$OUT/$page.html?w=$width" >/dev/null 2>&1
+done

@@ -42,6 +42,9 @@ async def test_a_digest_whose_post_fails_backs_off_and_says_so_in_status(slack: 
             runai=RunaiConfig(sandbox.url, "sandbox", "sandbox", console_url=sandbox.url), now=lambda: NOW
         )
         store = Store(REDIS_URL, prefix=prefix)
+        # the schedule ran yesterday (a new one would only start at its next slot: issue 27)
+        yesterday = {"last_slot": "2026-11-27T12:00:00Z", "last_end": "2026-11-27T12:00:00Z"}
+        await store.put_json(("digeststate", "T0TEAM001", CHAN, "daily"), yesterday, 3600)
         desk = DigestDesk(backends, POLICY, store=store)
         client = AsyncWebClient(token=TOKEN, base_url=slack.api_url)
         scheduler = DigestScheduler(
