@@ -51,6 +51,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from bot.claims import Orphans
 from bot.feedback_store import FeedbackStore
 from bot.policy import Policy
 from bot.scheduler import DigestScheduler
@@ -134,26 +135,31 @@ class Bot:
             log.info("resumed %d watch(es)", resumed)
         if self.store.redis is not None:
             self.tracker.spawn(self.watches.sweep_forever(), name="watch-sweeper", daemon=True)
+            # questions acked by a replica that died (issue 24): dispatched again, the claim decides who answers
+            orphans = Orphans(self.store, self.redispatch, self.settings.event_lease / 3)
+            self.tracker.spawn(orphans.sweep_forever(), name="question-sweeper", daemon=True)
         schedules = self.policy.schedules()
         if schedules and self.doctor.digests is not None:
-            team = "-"
-            try:
-                team = str((await client.auth_test()).get("team_id") or "-")
-            except Exception:
-                log.warning("auth.test failed: scheduled digests keyed without a team id")
             client_ref = client
             self.scheduler = DigestScheduler(
                 self.doctor.digests,
                 self.store,
                 schedules,
                 lambda channel: SlackSurface(client_ref, channel),
-                team=team,
+                team=None,  # asked of Slack (auth.test) until known: a replica that does not know it posts nothing
+                whoami=lambda: _team_id(client_ref),
                 tick=self.settings.digest_tick,
                 lease_ttl=self.settings.digest_lease,
             )
             self.doctor.digests.schedule_states = self.scheduler.states_of  # digest status shows failures
             self.tracker.spawn(self.scheduler.run_forever(), name="digest-scheduler", daemon=True)
             log.info("%d scheduled digest(s)", len(schedules))
+
+    async def redispatch(self, body: dict[str, Any]) -> None:
+        """Dispatch a kept request again (a question taken over, :class:`bot.claims.Orphans`): its signature was
+        checked when it first arrived, so it goes in as Socket Mode requests do (no signature), through every
+        middleware, the claim first."""
+        await self.app.async_dispatch(AsyncBoltRequest(body=body, mode="socket_mode"))
 
     async def close(self, grace: float = 60.0) -> None:
         await self.watches.stop()
@@ -168,6 +174,14 @@ class Bot:
         if session is not None and not session.closed:
             await session.close()
         await close_shared_connections()
+
+
+async def _team_id(client: AsyncWebClient) -> str:
+    """The workspace's team id (``auth.test``); raises when Slack does not say."""
+    team = (await client.auth_test()).get("team_id")
+    if not team:
+        raise ValueError("auth.test named no team")
+    return str(team)
 
 
 def build_bot(

@@ -10,6 +10,13 @@ that stalled past its lease cannot mark its successor's work). A redelivery find
   "Diagnosing…" message the dead replica posted (recorded in the event's state) is updated in place
   (:class:`handlers.slack_surface.SlackSurface` asks :meth:`EventClaim.take_stale`).
 
+A question acked is a question answered (issue 24): Slack never redelivers an event it got an ack for, and a slash
+command is never redelivered at all, so the first claim keeps the request itself in Redis (in the claim's one
+script, on the ack path) until it is answered. Events and slash commands (``cmd:<trigger_id>``) are claimed alike.
+Every replica, when it starts and then every third of a lease, takes over the questions whose holder died
+(:class:`Orphans`): it dispatches the kept request through the app again, where the claim decides as for any
+delivery (one replica wins; the answered record is fenced), and the dead holder's "Diagnosing…" is updated in place.
+
 The ack waits for the claim only ``budget`` seconds (:meth:`EventClaim.begin`): when Redis is slower the event is
 answered anyway (logged, counted in ``workload_doctor_dedup_fallbacks``) and the claim's answer is awaited after
 the ack, before the work (:meth:`EventClaim.confirm`): a duplicate is caught once Redis answers.
@@ -23,6 +30,7 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from bot.state import EventClaimed
@@ -34,10 +42,11 @@ _HOST = f"{socket.gethostname()}:{os.getpid()}"
 
 
 class EventClaim:
-    def __init__(self, store: Any, event_id: str, lease: float) -> None:
+    def __init__(self, store: Any, event_id: str, lease: float, body: dict[str, Any] | None = None) -> None:
         self.store = store
         self.event_id = event_id
         self.lease = lease
+        self.body = body  # kept with the first claim, for a takeover
         # one owner per delivery, not per replica: a retry reaching the replica that is still answering the
         # first delivery must find the lease held, not renew it
         self.owner = f"{_HOST}:{uuid.uuid4().hex[:10]}"
@@ -51,7 +60,7 @@ class EventClaim:
         """Claim the event, waiting ``budget`` seconds at most: ``answer`` (ours), ``duplicate``, or
         ``pending`` (Redis is slow: answer it, :meth:`confirm` decides after the ack)."""
         self._claiming = asyncio.get_running_loop().create_task(
-            self.store.claim_event(self.event_id, self.owner, self.lease), name=f"claim-{self.event_id}"
+            self.store.claim_event(self.event_id, self.owner, self.lease, self.body), name=f"claim-{self.event_id}"
         )
         done, _ = await asyncio.wait({self._claiming}, timeout=budget)
         if not done:
@@ -146,5 +155,44 @@ class EventClaim:
         if self.token <= 0:
             return
         if answered:
-            await self.store.note_event(self.event_id, self.owner, self.token, {"done": True})
+            if await self.store.note_event(self.event_id, self.owner, self.token, {"done": True}):
+                await self.store.forget_question(self.event_id)
         await self.store.release(f"evt:{self.event_id}", self.owner)
+
+
+class Orphans:
+    """Takes over the questions acked by a replica that died before answering them (see the module): at start and
+    every ``every`` seconds, each kept request no live claim holds is dispatched again (``dispatch(body)``)."""
+
+    def __init__(self, store: Any, dispatch: Callable[[dict[str, Any]], Awaitable[Any]], every: float) -> None:
+        self.store = store
+        self.dispatch = dispatch
+        self.every = max(0.2, every)
+
+    async def sweep(self) -> int:
+        """Dispatch the orphaned questions once; how many."""
+        taken = 0
+        for body in await self.store.orphaned_questions():
+            metrics.EVENT_CLAIMS.labels("orphan").inc()
+            log.warning("taking over a question acked by a replica that died: %s", _what(body))
+            try:
+                await self.dispatch(body)
+            except Exception:
+                log.exception("could not take over the question %s", _what(body))
+            taken += 1
+        return taken
+
+    async def sweep_forever(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("question sweep failed")
+            await asyncio.sleep(self.every)
+
+
+def _what(body: dict[str, Any]) -> str:
+    if body.get("command"):
+        return f"{body.get('command')} by {body.get('user_id')}"
+    event = body.get("event") or {}
+    return f"{event.get('type')} {body.get('event_id')}"

@@ -21,6 +21,18 @@ to at most ``retry_max``; ``/diagnose digest status`` shows it.
 
 Slots missed while no replica ran are not posted one by one: the latest due slot runs once and covers the
 whole time since the previous digest (at most ``max_window``). Refresh (``chat.update``) is stateless.
+
+Nothing lost, nothing twice (issue 24):
+
+* Slot keys name the workspace (``team``), which a replica learns from ``auth.test``; until it knows it, the replica
+  runs no slot (it asks again on every tick), so a failed call never makes a key of its own.
+* When the state record is gone (Redis lost), Slack says what was posted: the newest message of the channel
+  tagged with this schedule's key (``conversations.history``) is adopted when it is this slot's, and otherwise its
+  slot is where the catch-up starts; with no digest found either, a catch-up starts at the schedule's previous
+  slot (the missed slots, never ``max_window`` of failures already reported).
+* An adopted message gets the thread rows it lacks (the poster may have died between the message and its rows):
+  the digest of the message's own window (its Refresh button's value) is built again and the rows the thread
+  does not have yet are posted.
 """
 
 from __future__ import annotations
@@ -30,9 +42,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from bot.policy import DigestSchedule
 from diagnosis import digests, metrics
@@ -60,6 +72,19 @@ def slot_key(team: str, schedule: DigestSchedule, slot: datetime) -> str:
     return f"{team}:{schedule.channel}:{schedule.name}:{slot:%Y-%m-%dT%H:%M:%SZ}"
 
 
+def previous_slot(schedule: DigestSchedule, slot: datetime) -> datetime:
+    """The slot of ``schedule`` before ``slot``."""
+    return digests.due_slot(schedule.cron, schedule.tz, slot - timedelta(microseconds=2))
+
+
+class SlotSurface(DigestSurface, Protocol):
+    """What a scheduled slot needs of Slack beyond a digest's posts (:class:`handlers.slack_surface.SlackSurface`)."""
+
+    async def newest_tagged(self, event_type: str, prefix: str, oldest: float) -> dict[str, Any] | None: ...
+
+    async def replies_of_mine(self, ts: str) -> int: ...
+
+
 class DigestScheduler:
     """Runs the policy's digest schedules. ``surface_for(channel)`` gives a :class:`DigestSurface`."""
 
@@ -68,9 +93,10 @@ class DigestScheduler:
         desk: DigestDesk,
         store: Any,
         schedules: list[DigestSchedule],
-        surface_for: Callable[[str], DigestSurface],
+        surface_for: Callable[[str], SlotSurface],
         *,
-        team: str = "T",
+        team: str | None = "T",
+        whoami: Callable[[], Awaitable[str]] | None = None,
         owner: str | None = None,
         tick: float = 30.0,
         lease_ttl: float = 120.0,
@@ -83,6 +109,7 @@ class DigestScheduler:
         self.schedules = schedules
         self.surface_for = surface_for
         self.team = team
+        self.whoami = whoami
         self.owner = owner or f"{uuid.uuid4().hex[:12]}"
         self.tick = tick
         self.lease_ttl = lease_ttl
@@ -96,7 +123,7 @@ class DigestScheduler:
         return f"digest:{self.team}:{schedule.channel}:{schedule.name}"
 
     def _state(self, schedule: DigestSchedule) -> tuple[str, ...]:
-        return ("digeststate", self.team, schedule.channel, schedule.name)
+        return ("digeststate", str(self.team), schedule.channel, schedule.name)
 
     async def state(self, schedule: DigestSchedule) -> dict[str, Any]:
         raw = await self.store.get_json(*self._state(schedule))
@@ -114,8 +141,19 @@ class DigestScheduler:
                 log.exception("digest scheduler tick failed")
             await asyncio.sleep(self.tick)
 
+    async def _know_team(self) -> bool:
+        """Whether this replica knows its workspace (asked of Slack until it does): without it, it runs no slot."""
+        if self.team is None and self.whoami is not None:
+            try:
+                self.team = await self.whoami()
+            except Exception as exc:
+                log.warning("auth.test failed (%s): no scheduled digest from this replica until it knows its team", exc)
+        return self.team is not None
+
     async def tick_once(self) -> None:
         now = self.clock()
+        if not await self._know_team():
+            return
         for schedule in self.schedules:
             name = self._name(schedule)
             if name in self.running and not self.running[name].done():
@@ -175,24 +213,22 @@ class DigestScheduler:
         state = await self.state(schedule)
         if str(state.get("last_slot") or "") >= iso:
             return  # done by another replica meanwhile
-        key = slot_key(self.team, schedule, slot)
+        key = slot_key(str(self.team), schedule, slot)
         surface = self.surface_for(schedule.channel)
         floor = slot - timedelta(seconds=schedule.max_window)
-        last_end = _parse(state.get("last_end"))
-        start = max(last_end, floor) if last_end is not None else floor
         ask = DigestAsk(
             cluster_id=schedule.cluster,
             projects=list(schedule.projects) if schedule.projects is not None else None,
             pools=list(schedule.pools) if schedule.pools is not None else None,
         )
         try:  # a failed look-up, build or post is recorded and backs off (run_slot); the record below is not
-            ts: str | None = None
-            posting = state.get("posting") if isinstance(state.get("posting"), dict) else None
-            if posting is not None and posting.get("key") == key:
-                # A previous holder may have posted and died before recording: adopt its message if it exists.
-                ts = await surface.find_tagged(METADATA_TYPE, key, float(posting.get("at") or 0) - 60)
-                if ts:
-                    log.info("digest %s: adopted the message %s posted by a previous holder", key, ts)
+            adopted, state = await self._adoptable(schedule, surface, key, state, floor)
+            last_end = _parse(state.get("last_end"))
+            start = max(last_end, floor) if last_end is not None else max(previous_slot(schedule, slot), floor)
+            ts = str(adopted["ts"]) if adopted is not None else None
+            if adopted is not None:
+                log.info("digest %s: adopted the message %s posted before", key, ts)
+                await self._keep_rows(surface, ask, adopted, start, slot)
             failed = None
             if ts is None:
                 marked = {**state, "posting": {"key": key, "at": time.time()}}
@@ -227,6 +263,51 @@ class DigestScheduler:
         else:
             metrics.DIGEST_RUNS.labels("lease_lost").inc()
             log.warning("digest %s: posted but the lease moved on before recording (the successor adopts it)", key)
+
+    async def _adoptable(
+        self, schedule: DigestSchedule, surface: SlotSurface, key: str, state: dict[str, Any], floor: datetime
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The message of this slot already in Slack, to adopt instead of posting (or None), and the state to go on
+        from: a previous holder that posted and died before recording (its *posting* marker names this slot), or
+        a state record that is gone (Redis lost: the schedule's newest tagged message says where it stood)."""
+        posting = state.get("posting") if isinstance(state.get("posting"), dict) else None
+        if posting is not None and posting.get("key") == key:
+            return await surface.newest_tagged(METADATA_TYPE, key, float(posting.get("at") or 0) - 60), state
+        if state.get("last_slot"):
+            return None, state
+        prefix = key[: -len("YYYY-MM-DDTHH:MM:SSZ")]
+        newest = await surface.newest_tagged(METADATA_TYPE, prefix, floor.timestamp())
+        if newest is None:
+            return None, state
+        found = str(((newest.get("metadata") or {}).get("event_payload") or {}).get("key") or "")
+        if found == key:
+            return newest, state
+        last = _parse(found[len(prefix) :])
+        log.warning("digest %s: no state record; the last digest posted in Slack was %s", key, found)
+        return None, ({**state, "last_end": f"{last:%Y-%m-%dT%H:%M:%SZ}"} if last is not None else state)
+
+    async def _keep_rows(
+        self, surface: SlotSurface, ask: DigestAsk, message: dict[str, Any], start: datetime, end: datetime
+    ) -> None:
+        """The thread rows an adopted digest message lacks: its own window (its Refresh button) built again, the
+        rows past those the thread has posted."""
+        value = next(
+            (
+                str(e.get("value") or "")
+                for b in message.get("blocks") or []
+                for e in b.get("elements") or []
+                if isinstance(e, dict) and e.get("action_id") == "wd_digest_refresh"
+            ),
+            "",
+        )
+        if value:
+            ask, start_of, end_of = self.desk.ask_of(value)
+            start, end = start_of or start, end_of or end
+        digest = await self.desk.build(ask, start=start, end=end)
+        if not digest.failed:
+            return
+        have = await surface.replies_of_mine(str(message["ts"]))
+        await self.desk.rows(surface, digest, str(message["ts"]), skip=have)
 
     async def start_schedule(self, schedule: DigestSchedule, slot: datetime) -> None:
         """A new or changed schedule (:func:`is_new`) starts without a post: its record says ``slot`` (the latest due

@@ -106,10 +106,21 @@ end
 local token = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], ARGV[1] .. '|' .. token, 'PX', ARGV[2])
 redis.call('PEXPIRE', KEYS[2], 86400000)
+if ARGV[3] ~= '' and redis.call('EXISTS', KEYS[4]) == 0 then
+  redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[5])
+  redis.call('ZADD', KEYS[5], ARGV[4], ARGV[6])
+end
 return {token, state}
 """
+# (issue 24) a first claim also keeps the request itself: KEYS[4] its body, KEYS[5] the index of questions not yet
+# answered (score: when first claimed); ARGV[3] the body ('' none), ARGV[4] now, ARGV[5] seconds, ARGV[6] the name.
 #: how long an answered event's state (and its claim's token counter) is kept: longer than Slack retries (5 min)
 EVENT_STATE_TTL = 3600
+#: how long a question acked and not answered is taken over by another replica (a slash command's
+#: ``response_url`` takes answers for 30 minutes)
+QUESTION_TTL = 1800
+#: the largest request kept for a takeover (a Slack event or command is a few KiB)
+QUESTION_MAX_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -479,22 +490,42 @@ class Store:
 
     # -- event claims (at-least-once answers: a lease renewed while the answer is worked on) ------------------
 
-    async def claim_event(self, event_id: str, owner: str, ttl: float) -> EventClaimed:
+    async def claim_event(
+        self, event_id: str, owner: str, ttl: float, body: dict[str, Any] | None = None
+    ) -> EventClaimed:
         """Claim the Slack event ``event_id`` for ``ttl`` seconds (the lease ``evt:<id>``, renewed with
         :meth:`lease` while the answer is worked on, see :mod:`bot.claims`).
 
         An event whose state says it was answered stays a duplicate; one whose holder died (its lease expired
         unanswered) is claimed again, with the state its holder recorded. With Redis down the claim is made in
-        process memory (``shared`` False): a duplicate delivered to this replica is still caught."""
+        process memory (``shared`` False): a duplicate delivered to this replica is still caught.
+
+        ``body`` (the request) is kept with the first claim, in the same script, until the question is answered
+        (:meth:`forget_question`): a replica takes over the question of one that died (:meth:`orphaned_questions`)."""
         name = f"evt:{event_id}"
         lease, counter, state_key = (
             self.key("lease", name),
             self.key("leasetoken", name),
             self.key("evtstate", event_id),
         )
+        kept = _kept_body(event_id, body)
         if self.redis is not None:
             try:
-                token, raw = await self.redis.eval(_EVENT_CLAIM, 3, lease, counter, state_key, owner, int(ttl * 1000))
+                token, raw = await self.redis.eval(
+                    _EVENT_CLAIM,
+                    5,
+                    lease,
+                    counter,
+                    state_key,
+                    self.key("question", event_id),
+                    self.key("questions"),
+                    owner,
+                    int(ttl * 1000),
+                    kept,
+                    f"{time.time():.3f}",
+                    QUESTION_TTL,
+                    event_id,
+                )
             except _ERRORS as exc:
                 self._failed("event claim", exc)
             else:
@@ -519,6 +550,49 @@ class Store:
             return True
         return await self.fenced_put(f"evt:{event_id}", owner, token, ("evtstate", event_id), state, EVENT_STATE_TTL)
 
+    async def forget_question(self, event_id: str) -> None:
+        """The question ``event_id`` was answered: no replica takes it over (its body and index entry dropped)."""
+        if self.redis is None:
+            return
+        try:
+            pipe = self.redis.pipeline()
+            pipe.zrem(self.key("questions"), event_id)
+            pipe.delete(self.key("question", event_id))
+            await pipe.execute()
+        except _ERRORS as exc:
+            self._failed("question forget", exc)
+
+    async def orphaned_questions(self, limit: int = 20) -> list[dict[str, Any]]:
+        """Requests acked and not answered whose claim no live replica holds (its holder died, or gave it up at
+        shutdown), oldest first, at most ``limit``; those past :data:`QUESTION_TTL` (or already forgotten) leave
+        the index. Empty without Redis."""
+        if self.redis is None:
+            return []
+        index = self.key("questions")
+        try:
+            await self.redis.zremrangebyscore(index, "-inf", time.time() - QUESTION_TTL)
+            names = [str(_text(n)) for n in await self.redis.zrange(index, 0, 4 * limit)]
+            if not names:
+                return []
+            pipe = self.redis.pipeline()
+            for name in names:
+                pipe.exists(self.key("lease", f"evt:{name}"))
+                pipe.get(self.key("question", name))
+                pipe.get(self.key("evtstate", name))
+            found = await pipe.execute()
+        except _ERRORS as exc:
+            self._failed("question sweep", exc)
+            return []
+        self._ok()
+        orphans: list[dict[str, Any]] = []
+        for name, held, raw, state in zip(names, found[::3], found[1::3], found[2::3], strict=True):
+            body = _decode(_text(raw))
+            if not isinstance(body, dict) or (_decode(_text(state)) or {}).get("done"):
+                await self.forget_question(name)
+            elif not held and len(orphans) < limit:
+                orphans.append(body)
+        return orphans
+
     async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None:
         """The polling lease of a watch (:meth:`lease` ``watch:<id>``): True when ``owner`` holds it, False when
         another replica does, None when Redis is unavailable (the caller keeps polling from memory)."""
@@ -534,6 +608,17 @@ class Store:
                 await self.redis.aclose()
             except _ERRORS:
                 pass
+
+
+def _kept_body(event_id: str, body: dict[str, Any] | None) -> str:
+    """The request to keep for a takeover, as JSON ('' none: no body, or larger than :data:`QUESTION_MAX_BYTES`)."""
+    if not body:
+        return ""
+    raw = json.dumps(body, separators=(",", ":"), default=str)
+    if len(raw) > QUESTION_MAX_BYTES:
+        log.warning("question %s not kept for a takeover: %d bytes", event_id, len(raw))
+        return ""
+    return raw
 
 
 def _decode(raw: str | None) -> Any:

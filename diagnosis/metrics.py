@@ -64,7 +64,8 @@ REDIS_ERRORS = Counter(
 EVENT_CLAIMS = Counter(
     PREFIX + "event_claims",
     "Slack event claims, by outcome (new, takeover: a redelivery after its holder's lease expired, duplicate, "
-    "held: another replica is answering it, memory: Redis unavailable)",
+    "held: another replica is answering it, memory: Redis unavailable, orphan: a question acked by a replica that "
+    "died, taken over)",
     ["outcome"],
     registry=REGISTRY,
 )
@@ -191,7 +192,7 @@ KNOWN: tuple[tuple[Any, list[tuple[str, ...]]], ...] = (
     (DIAGNOSIS_SECONDS, [(system,) for system in OUTCOMES]),
     (CACHE_HITS, [(system,) for system in OUTCOMES]),
     (CACHE_MISSES, [(system,) for system in OUTCOMES]),
-    (EVENT_CLAIMS, [(o,) for o in ("new", "takeover", "duplicate", "held", "memory")]),
+    (EVENT_CLAIMS, [(o,) for o in ("new", "takeover", "duplicate", "held", "memory", "orphan")]),
     (DEDUP_FALLBACKS, [(r,) for r in ("slow", "unavailable", "slow_user_groups")]),
     (SHED, [(k,) for k in ("command", "event_callback", "block_actions")]),
     (SLACK_FALLBACKS, [(k,) for k in ("update_to_post", "post_to_response_url")]),

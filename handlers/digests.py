@@ -250,10 +250,13 @@ class DigestDesk:
             await self.rows(surface, digest, ts)
         return ts
 
-    async def rows(self, surface: DigestSurface, digest: Digest, thread_ts: str) -> None:
-        """The per-failure rows in the thread; past the cut, the full table as a snippet."""
+    async def rows(self, surface: DigestSurface, digest: Digest, thread_ts: str, skip: int = 0) -> None:
+        """The per-failure rows in the thread; past the cut, the full table as a snippet. ``skip``: rows the thread
+        has already (an adopted digest, issue 24)."""
         messages, table = digest_thread(digest)
-        for text in messages:
+        if skip >= len(messages):
+            return
+        for text in messages[skip:]:
             await surface.post(text_message(text), thread_ts=thread_ts)
         if len(messages) and "more (of" in messages[-1]:
             snippet = Snippet(title="All failures of this digest", filename="digest.tsv", content=table)

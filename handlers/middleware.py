@@ -115,7 +115,10 @@ class RateLimit:
 
 def _claim_name(body: dict[str, Any]) -> str | None:
     """What an event is claimed by: a person's message by its type, channel and ts (Slack may deliver one message
-    under two event ids), any other event by its event id; None for what is not an event."""
+    under two event ids), any other event by its event id, a slash command by its trigger id (issue 24: claimed
+    and kept like an event); None for anything else."""
+    if body.get("command") and body.get("trigger_id"):
+        return f"cmd:{body['trigger_id']}"
     if body.get("type") != "event_callback":
         return None
     event = body.get("event") or {}
@@ -181,12 +184,12 @@ def _install_event_claim(app: AsyncApp, store: Any, lease: float, budget: float)
 
     @app.middleware
     async def dedup_events(body: dict[str, Any], next: Next) -> BoltResponse | None:
-        # the one place of message and event dedup (issue 10): an event is claimed here, by its event id
+        # the one place of message and event dedup (issue 10): an event (or command) is claimed here
         deadline = asyncio.get_running_loop().time() + budget
         event_id = _claim_name(body)
         claim: EventClaim | None = None
         if event_id:
-            claim = EventClaim(store, event_id, lease)
+            claim = EventClaim(store, event_id, lease, body)  # the request kept until answered (a takeover)
             if await claim.begin(budget) == "duplicate":
                 return BoltResponse(status=200, body="")
         work = Work(claim)

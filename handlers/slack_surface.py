@@ -229,6 +229,13 @@ class SlackSurface:
     async def find_tagged(self, event_type: str, key: str, oldest: float) -> str | None:
         """The ts of a root message of this channel posted since ``oldest`` (epoch seconds) whose metadata carries
         ``key``, or None (``conversations.history`` with ``include_all_metadata``, paged)."""
+        found = await self.newest_tagged(event_type, key, oldest)
+        return str(found.get("ts")) if found is not None else None
+
+    async def newest_tagged(self, event_type: str, prefix: str, oldest: float) -> dict[str, Any] | None:
+        """The newest root message of this channel posted since ``oldest`` whose metadata key starts with
+        ``prefix`` (a whole key: that one), or None: the message as Slack gives it (``ts``, ``blocks``,
+        ``metadata``). ``conversations.history`` (newest first) with ``include_all_metadata``, paged."""
         cursor: str | None = None
         for _ in range(10):
             resp = await self.client.conversations_history(
@@ -240,12 +247,28 @@ class SlackSurface:
             )
             for msg in resp.get("messages") or []:
                 meta = msg.get("metadata") or {}
-                if meta.get("event_type") == event_type and (meta.get("event_payload") or {}).get("key") == key:
-                    return str(msg.get("ts"))
+                key = str((meta.get("event_payload") or {}).get("key") or "")
+                if meta.get("event_type") == event_type and key.startswith(prefix):
+                    return dict(msg)
             cursor = ((resp.get("response_metadata") or {}).get("next_cursor")) or None
             if not cursor:
                 return None
         return None
+
+    async def replies_of_mine(self, ts: str) -> int:
+        """How many replies the bot posted in the thread of ``ts`` (``conversations.replies``, paged)."""
+        me = await self.client.auth_test()
+        user, bot = me.get("user_id"), me.get("bot_id")
+        count, cursor = 0, None
+        for _ in range(10):
+            resp = await self.client.conversations_replies(channel=self.channel, ts=ts, limit=200, cursor=cursor)
+            for msg in resp.get("messages") or []:
+                if msg.get("ts") != ts and ((user and msg.get("user") == user) or (bot and msg.get("bot_id") == bot)):
+                    count += 1
+            cursor = ((resp.get("response_metadata") or {}).get("next_cursor")) or None
+            if not cursor:
+                break
+        return count
 
 
 def archive_link(channel: str, ts: str) -> str:

@@ -183,6 +183,8 @@ class SlackMock:
             self.calls.append(call)
         if self.on_call is not None:
             self.on_call(call)  # a test's hook (kill or stall the caller while its request is in flight)
+            if call.status >= 400:  # the hook failed this call (one replica's auth.test)
+                return call.status, {}, {"ok": False, "error": "fatal_error"}
         with self.lock:
             fault = next((f for f in self.faults if f.method == method and f.times > 0), None)
             if fault is not None:
@@ -234,6 +236,7 @@ class SlackMock:
                         "text": body.get("text"),
                         "thread_ts": body.get("thread_ts"),
                         "metadata": metadata,
+                        "blocks": body.get("blocks"),
                         "posted_text": body.get("text"),  # the text as first posted (``text`` follows updates)
                         "user": BOT_USER,
                         "bot_id": "B0BOT0001",

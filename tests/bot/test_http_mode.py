@@ -219,9 +219,10 @@ async def test_a_replayed_signed_diagnose_runs_once(slack: SlackMock, prefix: st
         first, _ = await s.send(head(len(body), headers), body.encode())
         replay, _ = await s.send(head(len(body), headers), body.encode())
         await s.bot.tracker.idle(60)
-        # the same command signed anew (a later timestamp) is a new request: it runs
-        later = signed(body, timestamp=int(headers["X-Slack-Request-Timestamp"]) + 1)
-        fresh, _ = await s.send(head(len(body), later), body.encode())
+        # another command (its own trigger id: the same one is claimed once, issue 24) signed a second later runs
+        again = command_body("train-gpt2 project=nlp", user=ALICE, channel=CHAN, response_url=slack.response_url("r2"))
+        later = signed(again, timestamp=int(headers["X-Slack-Request-Timestamp"]) + 1)
+        fresh, _ = await s.send(head(len(again), later), again.encode())
         await s.bot.tracker.idle(60)
     assert (first, replay, fresh) == (200, 200, 200)
     progress = [c for c in slack.of("chat.postMessage") if "Diagnosing" in str(c.body.get("text"))]
