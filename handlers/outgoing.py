@@ -26,11 +26,19 @@ _BROADCAST = re.compile(r"<!(?:channel|here|everyone|subteam\^[^>]*)(?:\|[^>]*)?
 _DISPLAY = frozenset({"text", "alt_text", "fallback", "pretext", "title"})
 
 
+#: an emoji presentation selector right after a symbol (the bot's own "ℹ️", "⚠️"): kept, it renders the emoji
+_EMOJI_VS = re.compile(r"(?<=[\u2000-\u2bff\u3030\u303d\u3297\u3299])\ufe0f")
+_KEPT_VS = "\ue000"  # a private-use stand-in while the invisible characters are removed
+
+
 def clean_text(text: str) -> str:
-    """``text`` as it may be posted: no control character, no credential, no broadcast mention."""
+    """``text`` as it may be posted: no control character, no credential, no broadcast mention. An emoji's
+    presentation selector (U+FE0F after a symbol) stays: removing it turns the bot's own "ℹ️" into "ℹ"."""
     if not text:
         return text
-    return _BROADCAST.sub("[broadcast mention removed]", redact(strip_control(text)))
+    kept = _EMOJI_VS.sub(_KEPT_VS, text.replace(_KEPT_VS, ""))
+    cleaned = strip_control(kept).replace(_KEPT_VS, "\ufe0f")
+    return _BROADCAST.sub("[broadcast mention removed]", redact(cleaned))
 
 
 def clean_payload(value: Any, key: str | None = None) -> Any:

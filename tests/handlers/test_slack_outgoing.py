@@ -100,3 +100,11 @@ def test_the_seam_cleans_display_text_only() -> None:
     assert "<@U0ALICE01>" in clean["text"] and "<!channel>" not in clean["text"]
     assert clean["blocks"][1] == payload["blocks"][1]  # a button's value is the bot's own data
     assert clean_text(clean["text"]) == clean["text"]
+
+
+def test_the_bots_own_emoji_keep_their_presentation_but_a_token_is_not_split() -> None:
+    from handlers.outgoing import clean_text
+
+    assert clean_text("ℹ️ Status, ⚠️ watch") == "ℹ️ Status, ⚠️ watch"
+    assert "\ufe0f" not in clean_text("ghp_\ufe0f" + "a" * 36)  # inside a token it is removed, and the token seen
+    assert "\ue000" not in clean_text("x\ue000y")
