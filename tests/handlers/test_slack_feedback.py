@@ -46,6 +46,11 @@ def _private(slack: SlackMock) -> list[dict[str, Any]]:
     return [c.body for c in slack.of("webhook")]
 
 
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """A command run to its end (the CLI, the case runner)."""
+    return subprocess.run(list(args), capture_output=True, text=True, env=env, timeout=120)
+
+
 def _votes_metric(agreement: str) -> float:
     return metrics.FEEDBACK_VOTES.labels("runai", "OOM_KILLED", agreement)._value.get()
 
@@ -90,7 +95,9 @@ async def test_vote_change_refusal_and_wrong_with_a_note_export_and_replay(
         # the changed vote: a choice with a note typed in the same private message
         note = "the loader raised CUDA out of memory, token ghp_abcdefghijklmnopqrstuvwxyz0123456789 leaked"
         body = _with_note(
-            action_body(crash, {"ts": "1764000000.999999"}, user=ALICE, channel=CHAN, response_url=slack.response_url("p")),
+            action_body(
+                crash, {"ts": "1764000000.999999"}, user=ALICE, channel=CHAN, response_url=slack.response_url("p")
+            ),
             ref,
             note,
         )
@@ -115,16 +122,16 @@ async def test_vote_change_refusal_and_wrong_with_a_note_export_and_replay(
     assert case["format"] == "snapshot/1" and case["expect"] == {"outcome": "diagnosed", "category": "CRASH_APP_ERROR"}
     assert case["feedback"]["note"] == votes[ALICE]["note"] and "CUDA out of memory" in case["description"]
     # the replay gives the original answer (so the case fails until the product is fixed)
-    out = subprocess.run(
-        [CLI, "diagnose", "--snapshot", str(path), "--format", "json"], capture_output=True, text=True, timeout=120
-    )
+    out = _run(CLI, "diagnose", "--snapshot", str(path), "--format", "json")
     assert out.returncode == 0, out.stderr
     replay = json.loads(out.stdout)
     assert (replay["outcome"], replay["category"]) == ("diagnosed", "OOM_KILLED")
     assert "train-gpt2" in replay["report_text"]
 
 
-async def test_the_cli_exports_a_right_answer_that_passes_and_purges(slack: SlackMock, prefix: str, tmp_path: Path) -> None:
+async def test_the_cli_exports_a_right_answer_that_passes_and_purges(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
     async with running(slack, prefix, tmp_path, "secrets-and-injection") as h:
         await h.command("ctr-train project=ads", user=ALICE, channel=CHAN)
         await h.settle()
@@ -148,26 +155,19 @@ async def test_the_cli_exports_a_right_answer_that_passes_and_purges(slack: Slac
         assert secret not in kept, secret
 
     env = {**os.environ, "REDIS_URL": REDIS_URL, "WD_REDIS_PREFIX": prefix}
-    run = [CLI, "feedback"]
-    stats = subprocess.run([*run, "stats", "--format", "json"], capture_output=True, text=True, env=env, timeout=60)
+    stats = _run(CLI, "feedback", "stats", "--format", "json", env=env)
     assert stats.returncode == 0, stats.stderr
     data = json.loads(stats.stdout)
     assert data["votes"] == 1 and data["agreement"]["system"]["runai"]["agreement"] == 1.0 and data["wrong"] == []
     out = tmp_path / "cases"
-    exported = subprocess.run(
-        [*run, "export", "-o", str(out), "--all"], capture_output=True, text=True, env=env, timeout=60
-    )
+    exported = _run(CLI, "feedback", "export", "-o", str(out), "--all", env=env)
     assert exported.returncode == 0, exported.stderr
     [case_file] = list(out.glob("*.json"))
     assert oct(case_file.stat().st_mode & 0o777) == "0o600"
-    cases = subprocess.run(
-        [sys.executable, str(ROOT.parent / "shared/tools/run-cases"), "--cli", CLI, str(case_file)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if (ROOT.parent / "shared/tools/run-cases").exists():
+    runner = ROOT.parent / "shared" / "tools" / "run-cases"
+    if runner.exists():
+        cases = _run(sys.executable, str(runner), "--cli", CLI, str(case_file))
         assert cases.returncode == 0, cases.stdout + cases.stderr  # marked right: it passes
-    purged = subprocess.run([*run, "purge"], capture_output=True, text=True, env=env, timeout=60)
+    purged = _run(CLI, "feedback", "purge", env=env)
     assert purged.returncode == 0 and "purged" in purged.stdout
     assert not list(redis.Redis.from_url(REDIS_URL).scan_iter(match=f"{prefix}fb:*"))
