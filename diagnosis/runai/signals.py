@@ -324,7 +324,7 @@ def _exit_rules(reason: str, message: str, both: str, add: _Add, out: list[Signa
 
 
 #: The kubelet's sync error for an init container that exited non-zero (the init container's name in group 1).
-_INIT_REPORT = re.compile(r'RunInitContainerError: "?init container \\?"([\w.-]+)\\?" exited with')
+_INIT_REPORT = re.compile(r'RunInitContainerError: "?init container \\?"([\w.-]+)\\?" exited with (\d+)?')
 
 
 def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Signal]) -> None:
@@ -338,7 +338,8 @@ def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Sign
     if init and not out:
         # the kubelet's report of an init container's failure (FailedSync: 'failed to "InitContainer" for "init"
         # with RunInitContainerError: "init container \"init\" exited with 1"'): the event that reported it
-        add(Kind.INIT_FAILED, container=init.group(1), init=True)
+        code = int(init.group(2)) if init.group(2) else None
+        add(Kind.INIT_FAILED, container=init.group(1), init=True, exit_code=code)
     runtime_message = reason in _START_ERROR_REASONS or "OCI runtime" in message or "containerd" in message
     if gpu_hardware_fault(both) or _NODE_GPU_TEXT.search(both):
         add(Kind.NODE_FAILURE)

@@ -253,3 +253,12 @@ def test_a_claim_bound_to_a_deleted_volume_is_a_missing_object() -> None:
     finding = cls.classify(signals)
     assert finding is not None and finding.category == Category.DATASOURCE_MOUNT_FAILED
     assert missing_objects(message) == ['persistentvolumeclaim "data-0" bound to non-existent persistentvolume "pvc-1"']
+
+
+def test_the_kubelets_init_container_report_carries_its_exit_code() -> None:
+    message = (
+        'Error syncing pod, skipping: failed to "InitContainer" for "fetch-data" with RunInitContainerError: '
+        '"init container \\"fetch-data\\" exited with 2"'
+    )
+    (signal,) = [s for s in text_signals("FailedSync", message, source="events", at=None, pod="p")]
+    assert (signal.kind, signal.container, signal.init, signal.exit_code) == (Kind.INIT_FAILED, "fetch-data", True, 2)
