@@ -263,7 +263,7 @@ class OsmoBackend:
 
         assert backends.osmo is not None
         try:
-            return await scan_osmo(backends.osmo, pools=ask.pools, start=start, end=end, now=end)
+            return await scan_osmo(backends.osmo, pools=ask.pools, start=start, end=end, now=end, cache=cache)
         except httpx.HTTPError as exc:
             raise _unreachable(exc) from exc
 

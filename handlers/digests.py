@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from diagnosis.answer import Backends, answer_digest
+from diagnosis.digest_rows import ROW_TTL
 from diagnosis.digest_text import cause_words, group_system
 from diagnosis.digests import (
     MAX_SINCE,
@@ -137,8 +138,14 @@ def window_value(ask: DigestAsk, digest: Digest) -> str:
 SEEN_TTL = 14 * 86400
 
 
+#: digest rows the bot's Redis takes per day at most: with :data:`~diagnosis.digest_rows.ROW_TTL` (3 days) at most
+#: about 80,000 rows (some 40 MB) alive, whatever the fleet; a row past the cap is simply diagnosed again next time
+ROW_PUTS_PER_DAY = 20_000
+
+
 class _StoreCache:
-    """Digest rows in the bot's Redis (:class:`bot.state.Store`), kept 8 days."""
+    """Digest rows in the bot's Redis (:class:`bot.state.Store`): each kept :data:`ROW_TTL`, at most
+    :data:`ROW_PUTS_PER_DAY` written a day (the store's fixed-window counter), so the rows are bounded."""
 
     def __init__(self, store: JsonStore) -> None:
         self.store = store
@@ -147,7 +154,10 @@ class _StoreCache:
         return await self.store.get_json("digestrow", key)
 
     async def put(self, key: str, value: Any) -> None:
-        await self.store.put_json(("digestrow", key), value, 8 * 86400)
+        allow = getattr(self.store, "allow", None)
+        if allow is not None and not await allow("digestrow", "puts", ROW_PUTS_PER_DAY, 86400):
+            return
+        await self.store.put_json(("digestrow", key), value, ROW_TTL)
 
 
 class DigestDesk:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from diagnosis.config import OsmoConfig
-from diagnosis.digests import DigestItem, in_window, read_gap
+from diagnosis.digest_rows import osmo_row_key
+from diagnosis.digests import DigestItem, RowCache, in_window, read_gap
 from diagnosis.fetched import Fetched, describe_error, fetch
 from diagnosis.http import ReadOnlyViolation
 from diagnosis.osmo.client import OsmoCalls, OsmoClient
@@ -89,9 +90,16 @@ async def _failed_entries(
 
 
 async def scan_osmo(
-    config: OsmoConfig, *, pools: Sequence[str] | None, start: datetime, end: datetime, now: datetime
+    config: OsmoConfig,
+    *,
+    pools: Sequence[str] | None,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+    cache: RowCache | None = None,
 ) -> OsmoScan:
-    """List and diagnose the OSMO failures inside ``[start, end]``; every failure to read is a gap."""
+    """List and diagnose the OSMO failures inside ``[start, end]``; every failure to read is a gap. A row ``cache``
+    has (:func:`~diagnosis.digest_rows.osmo_row_key`: workflow ID and end time) is not read again."""
     from diagnosis.osmo.procedure import failed_report
 
     scan = OsmoScan()
@@ -102,7 +110,20 @@ async def scan_osmo(
         limit = asyncio.Semaphore(CONCURRENCY)
 
         async def one(entry: ListEntry) -> DigestItem:
+            end_time = _utc(entry.end_time)
+            assert end_time is not None
+            key = osmo_row_key(entry.name, end_time)
+            hit = await cache.get(key) if cache is not None else None
+            if isinstance(hit, dict) and hit.get("item"):
+                return DigestItem.model_validate(hit["item"])
+            item, whole = await diagnose(entry, end_time)
+            if cache is not None and whole:  # a row built around a failed read is not kept
+                await cache.put(key, {"item": item.model_dump(mode="json")})
+            return item
+
+        async def diagnose(entry: ListEntry, end_time: datetime) -> tuple[DigestItem, bool]:
             category, verdict, uuid = Category.UNKNOWN.value, f"{entry.name} ended {entry.status}.", entry.name
+            whole = False
             async with limit:
                 got = await fetch(client.get_workflow(entry.name))
                 if got.value is None:  # counted under what the remaining evidence supports
@@ -114,13 +135,12 @@ async def scan_osmo(
                         report = await failed_report(client, wf, Question(workflow_id=entry.name), now)
                         if report.category is not None:
                             category, verdict = report.category.value, report.headline
+                        whole = not report.gaps  # every read the diagnosis needed was made
                     except Exception as exc:  # refused credentials: counted under what the evidence supports
                         if isinstance(exc, ReadOnlyViolation):
                             raise
                         scan.gaps.append(Gap(what=f"workflow {entry.name}", why=describe_error(exc)))
-            end_time = _utc(entry.end_time)
-            assert end_time is not None
-            return DigestItem(
+            item = DigestItem(
                 system="osmo",
                 name=entry.name,
                 id=str(uuid),
@@ -130,6 +150,7 @@ async def scan_osmo(
                 verdict=verdict,
                 user=entry.user,
             )
+            return item, whole
 
         scan.items = list(await asyncio.gather(*(one(e) for e in entries)))
     return scan

@@ -19,7 +19,7 @@ import base64
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -308,7 +308,13 @@ class RunaiClient:
             raise BadResponse(r.status_code, path, f"the body is not JSON ({_body_start(r)})") from exc
 
     async def _paged(
-        self, path: str, key: str, params: dict[str, Any], *, until: Callable[[list[Any]], bool] | None = None
+        self,
+        path: str,
+        key: str,
+        params: dict[str, Any],
+        *,
+        until: Callable[[list[Any]], bool] | None = None,
+        each: Callable[[list[Any]], Awaitable[None]] | None = None,
     ) -> Paged:
         """Every item of every page (``null`` items included: the caller counts them), following ``next``.
 
@@ -317,7 +323,9 @@ class RunaiClient:
         ``stopped`` says why, when ``next`` names a cursor already read, when a page brings no item not
         already read (the server ignores ``offset``), and after :data:`MAX_PAGES` pages; an item served
         again is dropped and counted in ``repeated`` (:func:`_page_key`). ``until(page)`` True ends paging
-        after that page with nothing left out (the caller has what it needs: events older than asked)."""
+        after that page with nothing left out (the caller has what it needs: events older than asked). ``each``
+        streams: every page's items are handed to it, and the next page is read only after it returned, so no two
+        pages are held at once (the result then carries only ``repeated`` and ``stopped``)."""
         items = Paged()
         seen: set[Any] = set()
         cursors: list[Any] = []
@@ -340,6 +348,9 @@ class RunaiClient:
                 items.append(item)
                 fresh += 1
             seen |= on_page
+            if each is not None:
+                await each(list(items))
+                items.clear()
             nxt = body.get("next")
             if nxt is None or nxt == "" or (until is not None and until(page)):
                 return items
@@ -365,15 +376,24 @@ class RunaiClient:
     # -- endpoints ----------------------------------------------------------------------------
 
     @reads(lambda deleted, **_: Calls.workloads(deleted))
-    async def list_workloads(self, filters: list[str], *, deleted: bool = False) -> Records[Workload]:
+    async def list_workloads(
+        self,
+        filters: list[str],
+        *,
+        deleted: bool = False,
+        each: Callable[[list[Workload]], Awaitable[None]] | None = None,
+    ) -> Records[Workload]:
         """``GET /api/v1/workloads`` with ``filterBy`` comma-joined, sorted by phaseUpdatedAt desc, all pages.
 
         A workload served again by a later page is counted once (``repeated``); ``stopped`` says when paging
         ended early. A ``null`` item is skipped and counted; an unreadable workload (a ``null`` id) fails the
-        call with a :class:`BadResponse` naming the field: it could be the one asked about."""
+        call with a :class:`BadResponse` naming the field: it could be the one asked about. ``each`` streams
+        (a digest's fleet scan): each page's workloads go to it and the result holds none of them."""
         params: dict[str, Any] = {"filterBy": ",".join(filters), "sortBy": "phaseUpdatedAt", "sortOrder": "desc"}
         if deleted:
             params["deleted"] = "true"
+        if each is not None:
+            return await self._stream_workloads(params, each)
         raw = await self._paged("/api/v1/workloads", "workloads", params)
         out = Records(
             [_model(Workload, w, "/api/v1/workloads", f"workloads.{i}") for i, w in enumerate(raw) if w is not None],
@@ -381,6 +401,23 @@ class RunaiClient:
             stopped=raw.stopped,
         )
         out.nulls = sum(w is None for w in raw)
+        return out
+
+    async def _stream_workloads(
+        self, params: dict[str, Any], each: Callable[[list[Workload]], Awaitable[None]]
+    ) -> Records[Workload]:
+        nulls = 0
+
+        async def page(raw: list[Any]) -> None:
+            nonlocal nulls
+            nulls += sum(w is None for w in raw)
+            await each(
+                [_model(Workload, w, "/api/v1/workloads", f"workloads.{i}") for i, w in enumerate(raw) if w is not None]
+            )
+
+        paged = await self._paged("/api/v1/workloads", "workloads", params, each=page)
+        out: Records[Workload] = Records(repeated=paged.repeated, stopped=paged.stopped)
+        out.nulls = nulls
         return out
 
     @reads(lambda workload_id, **_: Calls.workload(workload_id))
