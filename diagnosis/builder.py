@@ -119,6 +119,7 @@ class ReportBuilder:
                 source=e.source,
                 first=e is first,
                 own=e.own,
+                failure=e.failure,
             )
             for e in timeline.entries
         ]

@@ -367,6 +367,8 @@ class TimelineEntry(_Sanitized):
     source: str = ""
     first: bool = False
     own: bool = True
+    #: False for context of the run that is not a failure (a phase update of the workload)
+    failure: bool = True
 
 
 class NeighbourWorkload(_Sanitized):

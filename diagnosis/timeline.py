@@ -26,7 +26,7 @@ Pure: no I/O, no system names. Times are timezone-aware UTC datetimes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 #: How many entries the compact form shows (the thread and ``report`` show them all).
@@ -40,7 +40,8 @@ class Entry:
     ``what``: a few words, verbatim reasons where there are some (``"OOMKilled (exit 137)"``); ``source``: the
     call it was read from; ``container``: the container, when known; ``own``: the failure is the subject's own
     (False: a consequence of an earlier failure, or a follower such as an upstream-failed task); ``rank``: among
-    own failures, lower comes first before time decides (0 for all when nothing ranks them)."""
+    own failures, lower comes first before time decides (0 for all when nothing ranks them); ``failure`` False:
+    context of the run (a phase update of the workload), ordered with the rest but never a failure."""
 
     subject: str
     at: datetime | None
@@ -49,6 +50,8 @@ class Entry:
     container: str | None = None
     own: bool = True
     rank: int = 0
+    #: False for context that is not a failure (the workload's phase updates): shown in order, never first
+    failure: bool = True
 
     def text(self) -> str:
         """``"12:03:41 worker-3 OOMKilled (exit 137)"`` (``"?"`` for an unknown time)."""
@@ -71,14 +74,18 @@ class Timeline:
         return cls(tuple(given[i] for i in order))
 
     def failing(self) -> list[str]:
-        """Every subject with an entry, in the order it first failed (unknown times last)."""
-        return list(dict.fromkeys(e.subject for e in self.entries))
+        """Every subject with a failure, in the order it first failed (unknown times last)."""
+        return list(dict.fromkeys(e.subject for e in self.entries if e.failure))
+
+    def with_context(self, context: Iterable[Entry]) -> Timeline:
+        """This timeline with ``context`` entries (not failures: ``failure=False``) put in time order among them."""
+        return Timeline.of([*self.entries, *(replace(e, failure=False) for e in context)])
 
     def first(self) -> Entry | None:
         """The failure that came first among the subjects' own failures: the lowest ``rank``, then the earliest
         time, then the order given. None when no entry is a failure of its own (every visible failure is a
         consequence: the cause is in something that cannot be seen)."""
-        own = [(i, e) for i, e in enumerate(self.entries) if e.own]
+        own = [(i, e) for i, e in enumerate(self.entries) if e.own and e.failure]
         if not own:
             return None
         return min(own, key=lambda pair: (pair[1].rank, pair[1].at is None, _stamp(pair[1].at), pair[0]))[1]
@@ -86,7 +93,9 @@ class Timeline:
     def consequences(self) -> list[Entry]:
         """The failures of other subjects that followed the first (and every failure not of its own)."""
         first = self.first()
-        return [e for e in self.entries if e is not first and (first is None or e.subject != first.subject)]
+        return [
+            e for e in self.entries if e.failure and e is not first and (first is None or e.subject != first.subject)
+        ]
 
     def lines(self) -> list[str]:
         """Every entry, one line each, the first failure marked (:func:`lines`)."""
@@ -105,7 +114,9 @@ def lines(entries: Sequence[Entry], first: Entry | None) -> list[str]:
     after = False
     out = []
     for e in entries:
-        if e is first:
+        if not e.failure:
+            out.append(e.text())
+        elif e is first:
             out.append(e.text() + " (first failure)")
             after = True
         elif not e.own:
@@ -119,13 +130,14 @@ def compact(entries: Sequence[Entry], first: Entry | None, limit: int = COMPACT)
     """``first`` and what followed, on one line: ``"12:03:41 worker-3 OOMKilled (exit 137) -> 12:03:52 master
     exit 1"``, with ``"(+2 more)"`` past ``limit`` entries. Empty with fewer than two subjects (one pod's story
     needs no timeline)."""
-    if len({e.subject for e in entries}) < 2:
+    if len({e.subject for e in entries if e.failure}) < 2:
         return ""
     start = entries.index(first) if first is not None else 0
     shown = [e.text() for e in entries[start : start + limit]]
     rest = len(entries) - start - len(shown)
     # entries before the first failure (a follower's earlier time, an earlier retry) are not hidden silently
-    earlier = f"(+{start} earlier) " if start else ""
+    before = sum(1 for e in entries[:start] if e.failure)
+    earlier = f"(+{before} earlier) " if before else ""
     return earlier + " -> ".join(shown) + (f" (+{rest} more)" if rest > 0 else "")
 
 

@@ -172,7 +172,7 @@ def category_words(category: Category, system: str | None = None) -> tuple[str, 
 
 def _timeline(report: Report) -> tuple[list[Entry], Entry | None]:
     """The report's incident timeline as :class:`~diagnosis.timeline.Entry` values, and the one marked first."""
-    entries = [Entry(e.subject, e.at, e.what, e.source, e.container, e.own) for e in report.timeline]
+    entries = [Entry(e.subject, e.at, e.what, e.source, e.container, e.own, failure=e.failure) for e in report.timeline]
     first = next((entry for entry, e in zip(entries, report.timeline, strict=True) if e.first), None)
     return entries, first
 

@@ -36,6 +36,7 @@ from diagnosis.report import (
     Report,
     recurrence_phrase,
 )
+from diagnosis.runai import incident
 from diagnosis.runai.categories import CATEGORIES, VerdictFacts
 from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phrases, unresolved_exit
 from diagnosis.runai.client import Calls
@@ -52,6 +53,7 @@ from diagnosis.runai.signals import (
     log_error_lines,
 )
 from diagnosis.runai.tier1 import Tier1
+from diagnosis.timeline import Entry
 from diagnosis.units import bytes_text, quantity_bytes
 
 if TYPE_CHECKING:
@@ -135,12 +137,13 @@ class ReportBuilder(BaseReportBuilder):
                 Calls.workload(workload.id).cite("requestedNodePools"),
             )
 
-    def pod_order(self, order: PodOrder) -> None:
-        """Several failing pods: which failed first and which later terminations are consequences."""
+    def pod_order(self, order: PodOrder, context: Sequence[Entry] = ()) -> None:
+        """Several failing pods: which failed first and which later terminations are consequences; the incident
+        timeline with ``context`` (the workload's phase updates of the run) in time order among them."""
         if not order.several:
             return
         self.order = order
-        self.timeline(order.timeline)
+        self.timeline(order.timeline.with_context(context))
         if order.first is not None:
             at = order.ended.get(order.first)
             self.add(
@@ -905,6 +908,23 @@ def _ago(at: datetime | None, now: datetime) -> str:
 # -- Phrase: the fourth job of a diagnosis ------------------------------------------------------------------------
 
 
+def run_phases(workload: Workload, tier1: Tier1, now: datetime) -> list[Entry]:
+    """The workload's phase updates of the run that ended (from its start to a minute after its end) as timeline
+    context: ``"12:04:02 train-7 Failed"``, each citing the history."""
+    start = incident.run_start(workload, tier1, now)
+    end = incident.termination_time(workload) or now
+    history = Calls.history(workload.id).source
+    return [
+        Entry(workload.name, r.meta.creation_timestamp, r.spec.phase_update.phase, source=history)
+        for r in tier1.history.value or []
+        if r.spec.phase_update is not None
+        and r.spec.phase_update.phase
+        and r.meta.creation_timestamp is not None
+        and (start is None or r.meta.creation_timestamp >= start)
+        and r.meta.creation_timestamp <= end + incident.FINAL_SLACK
+    ]
+
+
 def phrase(d: Diagnosis, workload: Workload, tier1: Tier1, found: Routed | Decision, early: int) -> Report:
     """The report of one diagnosis from what the route or decide job found (spec Step 5): identity, what Tier 1
     could not show, then the route's answer, or the decision's evidence (Tier 2, the pod order and timeline,
@@ -926,7 +946,7 @@ def phrase(d: Diagnosis, workload: Workload, tier1: Tier1, found: Routed | Decis
             "Tier 2 Kubernetes evidence (previous logs, pod description, namespace events, node)",
             d.kube.why_unavailable,
         )
-    b.pod_order(found.order)
+    b.pod_order(found.order, run_phases(workload, tier1, d.now))
     for g in d.gaps:
         b.gap(g.what, g.why)
     if found.nearby is not None:

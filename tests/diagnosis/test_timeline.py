@@ -190,3 +190,22 @@ def test_a_running_workloads_replaced_attempts_are_history_but_index_named_repli
     assert incident.replaced(wl, t1) == {"job-master-0-9st9r"}
     wl, t1 = tier1([pod("job-worker-0", "Failed", 0, 100), pod("job-worker-1", "Running", 130)])
     assert incident.replaced(wl, t1) == set()
+
+
+def test_the_runs_phase_updates_are_context_never_a_failure() -> None:
+    worker = Entry("job-worker-3", at(10), "OOMKilled (exit 137)")
+    master = Entry("job-master-0", at(20), "exit 1", own=False)
+    timeline = Timeline.of([master, worker]).with_context(
+        [Entry("job", at(0), "Running"), Entry("job", at(30), "Failed")]
+    )
+    assert timeline.first() == worker and timeline.failing() == ["job-worker-3", "job-master-0"]
+    assert [e.subject for e in timeline.consequences()] == ["job-master-0"]
+    assert timeline.lines() == [
+        "12:03:41 job Running",
+        "12:03:51 job-worker-3 OOMKilled (exit 137) (first failure)",
+        "12:04:01 job-master-0 exit 1 (consequence)",
+        "12:04:11 job Failed",
+    ]
+    assert timeline.compact(4) == (
+        "12:03:51 job-worker-3 OOMKilled (exit 137) -> 12:04:01 job-master-0 exit 1 -> 12:04:11 job Failed"
+    )
