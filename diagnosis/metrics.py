@@ -91,13 +91,14 @@ SLACK_RETRIES = Counter(
 )
 SLACK_FALLBACKS = Counter(
     PREFIX + "slack_fallbacks",
-    "Answers delivered another way after a Slack call failed (update_to_post, post_to_response_url)",
+    "Answers delivered another way after a Slack call failed (update_to_post, post_to_response_url, to_ephemeral: "
+    "the asker alone in the thread, to_direct_message: a DM to the asker), counted as each way is tried",
     ["kind"],
     registry=REGISTRY,
 )
 ANSWERS_LOST = Counter(
     PREFIX + "answers_lost",
-    "Answers that could not be delivered by any path (logged with the error), by method tried last",
+    "Answers that could not be delivered by any path, every fallback tried (logged once), by method tried last",
     ["method"],
     registry=REGISTRY,
 )
@@ -195,7 +196,10 @@ KNOWN: tuple[tuple[Any, list[tuple[str, ...]]], ...] = (
     (EVENT_CLAIMS, [(o,) for o in ("new", "takeover", "duplicate", "held", "memory", "orphan")]),
     (DEDUP_FALLBACKS, [(r,) for r in ("slow", "unavailable", "slow_user_groups")]),
     (SHED, [(k,) for k in ("command", "event_callback", "block_actions")]),
-    (SLACK_FALLBACKS, [(k,) for k in ("update_to_post", "post_to_response_url")]),
+    (
+        SLACK_FALLBACKS,
+        [(k,) for k in ("update_to_post", "post_to_response_url", "to_ephemeral", "to_direct_message")],
+    ),
     (ANSWERS_LOST, [(m,) for m in ("response_url", "chat.postMessage")]),
     (DIGEST_RUNS, [(o,) for o in ("posted", "adopted", "skipped", "lease_lost", "failed")]),
     (

@@ -62,7 +62,7 @@ from handlers.parsing import (
     question_for,
     strip_mentions,
 )
-from handlers.protocols import AccessPolicy, ConversationStore, Surface
+from handlers.protocols import AccessPolicy, AnswerLost, ConversationStore, Surface
 from handlers.report_cache import AnswerFn, Reports, question_key
 from handlers.seen import ClusterNames, clusters_of, in_scope, seen_by
 
@@ -550,11 +550,18 @@ class Doctor:
         await self._privately(ask, surface, progress_ts, None, messages.no_such_name(name, suggestions, where))
 
     async def _show(self, surface: Surface, progress_ts: str | None, root: str | None, message: Message) -> None:
+        """The answer: in place of the "diagnosing…" message ``progress_ts``, or in the thread ``root``. A surface
+        with ways to fall back (Slack: ``deliver``) tries every one of them, and counts an answer lost itself."""
+        deliver = getattr(surface, "deliver", None)
         try:
-            if progress_ts:
+            if deliver is not None:
+                await deliver(message, progress_ts, root)
+            elif progress_ts:
                 await surface.update(progress_ts, message)
             else:
                 await surface.post(message, root)
+        except AnswerLost:
+            pass  # counted and logged by the surface, after every fallback
         except Exception:
             log.exception("could not post the answer")
 

@@ -148,7 +148,7 @@ class Votes:
 
     async def press(self, ask: Ask, client: Any, which: str, value: str, body: dict[str, Any], respond: Any) -> None:
         """One press of *Right*, *Wrong*, a choice after *Wrong*, or Enter in its note."""
-        surface = SlackSurface(client, ask.channel, respond)
+        surface = SlackSurface(client, ask.channel, respond, asker=ask.user)
 
         async def tell(message: Message) -> None:
             await surface.private(ask.user, message, ask.thread_ts)

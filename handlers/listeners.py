@@ -104,7 +104,7 @@ def _register_command(app: AsyncApp, wiring: _Wiring, command: str) -> None:
             return
         await ack()
         ask = ask_in(context, text=text, source="command", explicit=explicit)
-        surface = SlackSurface(client, ask.channel, respond)
+        surface = SlackSurface(client, ask.channel, respond, asker=ask.user)
         wiring.after_ack(body, client, lambda: doctor.ask(ask, surface), AFTER_ACK, name="diagnose-command")
 
 
@@ -121,7 +121,7 @@ def _register_events(app: AsyncApp, wiring: _Wiring) -> None:
             thread_ts=event.get("thread_ts"),
             message_ts=event.get("ts"),
         )
-        surface = SlackSurface(client, ask.channel)
+        surface = SlackSurface(client, ask.channel, asker=ask.user)
         wiring.after_ack(body, client, lambda: doctor.ask(ask, surface), 0, name="diagnose-mention")
 
     @app.event("message")
@@ -155,7 +155,9 @@ def _register_events(app: AsyncApp, wiring: _Wiring) -> None:
             return bool(mine) and messages.asks_something(str(mine[-1].get("text") or ""))
 
         wiring.spawn(
-            doctor.follow_up(ask, SlackSurface(client, ask.channel), groups=groups, bot_thread=bot_thread),
+            doctor.follow_up(
+                ask, SlackSurface(client, ask.channel, asker=ask.user), groups=groups, bot_thread=bot_thread
+            ),
             name="follow-up",
         )
 
@@ -197,7 +199,7 @@ def _register_choice_buttons(app: AsyncApp, wiring: _Wiring) -> None:
         if not channel or not thread:
             return
         ask = ask_in(context, source="button", thread_ts=thread)
-        surface = SlackSurface(client, channel, respond)
+        surface = SlackSurface(client, channel, respond, asker=ask.user)
 
         async def accepted() -> None:
             await _mark_chosen(surface, message, ask.user, action, choice[1])
@@ -245,7 +247,7 @@ def _register_digest_buttons(app: AsyncApp, wiring: _Wiring) -> None:
         if desk is None or not channel or not ts:
             return
         ask = ask_in(context, source="button", thread_ts=ts)
-        surface = SlackSurface(client, channel, respond)
+        surface = SlackSurface(client, channel, respond, asker=ask.user)
         value = str(action.get("value") or "")
         which = str(action.get("action_id"))
 
@@ -306,7 +308,7 @@ def _register_card_buttons(app: AsyncApp, wiring: _Wiring) -> None:
         if not channel or not root:
             return
         ask = ask_in(context, source="button", thread_ts=root)
-        surface = SlackSurface(client, channel, respond)
+        surface = SlackSurface(client, channel, respond, asker=ask.user)
         which, value = str(action.get("action_id")), str(action.get("value") or "")
 
         async def run() -> None:

@@ -26,6 +26,11 @@ class Surface(Protocol):
     async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool: ...
 
 
+class AnswerLost(Exception):
+    """Raised by a surface's ``deliver`` (the answer, every fallback tried) when no way delivered it; the
+    surface has already counted and logged it."""
+
+
 class JsonStore(Protocol):
     """JSON values with a TTL in the bot's state (:class:`bot.state.Store`)."""
 

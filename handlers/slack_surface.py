@@ -8,8 +8,10 @@ command's ``response_url`` instead.
 An answer is never silently dropped (issue 15 §2): a call that failed in a way worth repeating (a 5xx, also
 with a non-JSON body, which slack_sdk's retry handlers do not retry; a connection error) is retried a few
 times; a ``chat.update`` that still fails becomes a new message in the thread (also sent to the channel), a
-``chat.postMessage`` that still fails goes through the command's ``response_url`` when there is one; what no
-path could deliver is logged and counted (``workload_doctor_answers_lost``).
+``chat.postMessage`` that still fails goes through the command's ``response_url`` when there is one. The answer
+itself (:meth:`SlackSurface.deliver`, issue 24) goes on past those: to the asker alone in the thread
+(``chat.postEphemeral``), then in a direct message, with a bounded pause before each way; only an answer that
+no way delivered is counted lost (``workload_doctor_answers_lost``, one log line).
 
 Within the work of a claimed Slack event (:mod:`bot.claims`) the first message posted is recorded in the
 claim, and when the event is a redelivery whose first holder died mid-answer, that holder's stale
@@ -31,12 +33,16 @@ from bot.shedding import current_claim
 from diagnosis import metrics
 from handlers.blocks import Message, Snippet
 from handlers.outgoing import clean_payload, clean_text
+from handlers.protocols import AnswerLost
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = {"not_in_channel", "channel_not_found", "is_archived", "restricted_action"}
 #: attempts of one call (after slack_sdk's own retry handlers) and the first pause between them (doubling)
 ATTEMPTS = 3
 BACKOFF = 0.3
+#: the pause before the answer's next way after one failed (doubling, at most FALLBACK_PAUSE_MAX): seconds
+FALLBACK_PAUSE = 0.5
+FALLBACK_PAUSE_MAX = 4.0
 
 
 def _status(exc: SlackApiError) -> int:
@@ -84,15 +90,26 @@ def _describe(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+#: one way of delivering the answer: (its fallback kind, the method it calls, the call)
+_Way = tuple[str, str, Callable[[], Awaitable[Any]]]
+
+
 class SlackSurface:
-    def __init__(self, client: AsyncWebClient, channel: str, respond: Any = None) -> None:
+    def __init__(self, client: AsyncWebClient, channel: str, respond: Any = None, asker: str | None = None) -> None:
         self.client = client
         self.channel = channel
         self.respond = respond
+        #: who asked (a user ID): the answer's last ways reach them alone
+        self.asker = asker
         #: the thread of each message this surface posted (None: a root message), for the update fallback
         self._threads: dict[str, str | None] = {}
 
     async def post(self, message: Message, thread_ts: str | None = None) -> str | None:
+        return await self._post_claimed(message, thread_ts, self._post)
+
+    async def _post_claimed(
+        self, message: Message, thread_ts: str | None, send: Callable[[Message, str | None], Awaitable[str | None]]
+    ) -> str | None:
         claim = current_claim()
         stale = claim.take_stale(self.channel) if claim is not None else None
         if stale is not None:
@@ -103,25 +120,36 @@ class SlackSurface:
                 return str(stale["ts"])
             except Exception as exc:
                 log.warning("could not update the stale message %s (%s): posting anew", stale["ts"], _describe(exc))
-        ts = await self._post(message, thread_ts)
+        ts = await send(message, thread_ts)
         if ts is not None and claim is not None:
             await claim.posted(self.channel, ts, thread_ts)
         return ts
 
-    async def _post(self, message: Message, thread_ts: str | None, broadcast: bool = False) -> str | None:
+    async def _send(self, message: Message, thread_ts: str | None, broadcast: bool = False) -> str:
+        """``chat.postMessage`` in this channel (retried), nothing else."""
         message = outgoing(message)
+        resp = await call(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=self.channel,
+            text=message.text,
+            blocks=message.blocks,
+            thread_ts=thread_ts,
+            reply_broadcast=True if broadcast and thread_ts else None,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        ts = str(resp["ts"])
+        self._threads[ts] = thread_ts
+        return ts
+
+    async def _respond(self, message: Message) -> None:
+        message = outgoing(message)
+        await self.respond(text=message.text, blocks=message.blocks, response_type="in_channel", replace_original=False)
+
+    async def _post(self, message: Message, thread_ts: str | None, broadcast: bool = False) -> str | None:
         try:
-            resp = await call(
-                "chat.postMessage",
-                self.client.chat_postMessage,
-                channel=self.channel,
-                text=message.text,
-                blocks=message.blocks,
-                thread_ts=thread_ts,
-                reply_broadcast=True if broadcast and thread_ts else None,
-                unfurl_links=False,
-                unfurl_media=False,
-            )
+            return await self._send(message, thread_ts, broadcast)
         except SlackApiError as exc:
             if self.respond is not None and (_error(exc) in _NOT_MEMBER or transient(exc)):
                 if _error(exc) in _NOT_MEMBER:
@@ -130,12 +158,7 @@ class SlackSurface:
                     log.warning("chat.postMessage failed (%s): answering through response_url", _describe(exc))
                     metrics.SLACK_FALLBACKS.labels("post_to_response_url").inc()
                 try:
-                    await self.respond(
-                        text=message.text,
-                        blocks=message.blocks,
-                        response_type="in_channel",
-                        replace_original=False,
-                    )
+                    await self._respond(message)
                 except Exception:
                     metrics.ANSWERS_LOST.labels("response_url").inc()
                     raise
@@ -145,9 +168,6 @@ class SlackSurface:
         except Exception:
             metrics.ANSWERS_LOST.labels("chat.postMessage").inc()
             raise
-        ts = str(resp["ts"])
-        self._threads[ts] = thread_ts
-        return ts
 
     async def _update(self, ts: str, message: Message) -> None:
         message = outgoing(message)
@@ -171,13 +191,48 @@ class SlackSurface:
             metrics.SLACK_FALLBACKS.labels("update_to_post").inc()
         await self._post(message, self._threads.get(ts) or ts, broadcast=True)
 
-    async def private(self, user: str, message: Message, thread_ts: str | None = None) -> None:
-        message = outgoing(message)
+    async def deliver(self, message: Message, progress_ts: str | None, root: str | None) -> None:
+        """The answer, by the first way that works (issue 24): in place of the "diagnosing…" message
+        ``progress_ts`` (or posted in ``root`` when there is none), a new message in its thread also sent to the
+        channel, the command's ``response_url``, the asker alone in the thread, a direct message to the asker.
+        Each way is retried (:func:`call`); before the next one a pause, doubling up to
+        :data:`FALLBACK_PAUSE_MAX`. Raises :class:`AnswerLost`, counted and logged once, when none worked."""
+        ways = self._ways(message, progress_ts, root)
+        failed: list[str] = []
+        for n, (kind, method, attempt) in enumerate(ways):
+            if n:
+                metrics.SLACK_FALLBACKS.labels(kind).inc()
+                await asyncio.sleep(min(FALLBACK_PAUSE * 2 ** (n - 1), FALLBACK_PAUSE_MAX))
+            try:
+                await attempt()
+                return
+            except Exception as exc:
+                failed.append(f"{method} ({_describe(exc)})")
+                if n + 1 < len(ways):
+                    log.warning("answer: %s failed (%s); next: %s", method, _describe(exc), ways[n + 1][0])
+        metrics.ANSWERS_LOST.labels(ways[-1][1]).inc()
+        log.error("answer lost in %s for %s: every way failed: %s", self.channel, self.asker or "-", "; ".join(failed))
+        raise AnswerLost(self.channel)
+
+    def _ways(self, message: Message, progress_ts: str | None, root: str | None) -> list[_Way]:
+        """The ways :meth:`deliver` tries, in order."""
+        ways: list[_Way] = []
+        thread = (self._threads.get(progress_ts) or progress_ts) if progress_ts else root
+        if progress_ts:
+            ways.append(("update", "chat.update", lambda: self._update(progress_ts, message)))
+            ways.append(("update_to_post", "chat.postMessage", lambda: self._send(message, thread, broadcast=True)))
+        else:
+            ways.append(("post", "chat.postMessage", lambda: self._post_claimed(message, root, self._send)))
         if self.respond is not None:
-            await self.respond(
-                text=message.text, blocks=message.blocks, response_type="ephemeral", replace_original=False
-            )
-            return
+            ways.append(("post_to_response_url", "response_url", lambda: self._respond(message)))
+        if self.asker:
+            asker = self.asker
+            ways.append(("to_ephemeral", "chat.postEphemeral", lambda: self._ephemeral(asker, message, thread)))
+            ways.append(("to_direct_message", "chat.postMessage", lambda: self._direct(asker, message)))
+        return ways
+
+    async def _ephemeral(self, user: str, message: Message, thread_ts: str | None) -> None:
+        message = outgoing(message)
         await call(
             "chat.postEphemeral",
             self.client.chat_postEphemeral,
@@ -187,6 +242,28 @@ class SlackSurface:
             blocks=message.blocks,
             thread_ts=thread_ts,
         )
+
+    async def _direct(self, user: str, message: Message) -> None:
+        """A direct message to ``user`` (``chat.postMessage`` to a user ID: the app's DM with them)."""
+        message = outgoing(message)
+        await call(
+            "chat.postMessage",
+            self.client.chat_postMessage,
+            channel=user,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+
+    async def private(self, user: str, message: Message, thread_ts: str | None = None) -> None:
+        message = outgoing(message)
+        if self.respond is not None:
+            await self.respond(
+                text=message.text, blocks=message.blocks, response_type="ephemeral", replace_original=False
+            )
+            return
+        await self._ephemeral(user, message, thread_ts)
 
     async def upload(self, snippet: Snippet, thread_ts: str | None = None) -> bool:
         snippet = Snippet(
