@@ -15,7 +15,7 @@ the same gap says it (issue 15 §1).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -63,8 +63,9 @@ class Paged(list[Any]):
 
 class Records(list[M]):
     """Items of one API list that could be read; ``nulls`` and ``invalid`` count those that were skipped,
-    ``repeated`` those dropped as served again by a later page; ``stopped`` says why paging ended before
-    the end of the list (None: the whole list was read).
+    ``repeated`` those dropped as served again by a later page, ``same`` those dropped as a repeat of an item's
+    content (:meth:`distinct`: the same record under another id, or twice on one page); ``stopped`` says why
+    paging ended before the end of the list (None: the whole list was read).
 
     ``asked_deleted`` is set when the items were asked again with ``deleted=true`` (pods of a deleted or
     cleaned-up workload)."""
@@ -83,6 +84,7 @@ class Records(list[M]):
         self.invalid = invalid
         self.repeated = repeated
         self.stopped = stopped
+        self.same = 0
         self.asked_deleted = False
 
     def add(self, other: Records[M]) -> None:
@@ -90,13 +92,30 @@ class Records(list[M]):
         self.nulls += other.nulls
         self.invalid += other.invalid
         self.repeated += other.repeated
+        self.same += other.same
         self.stopped = "; ".join(s for s in (self.stopped, other.stopped) if s) or None
+
+    def distinct(self, key: Callable[[M], Hashable]) -> Records[M]:
+        """These items, each content (``key``) once, in order: a record served again under another id, or
+        twice on one page, is one record (issue 24: repeats never count twice, wherever they enter); those
+        dropped are counted in ``same``. What was skipped before is kept."""
+        seen: set[Hashable] = set()
+        out: Records[M] = Records(nulls=self.nulls, invalid=self.invalid, repeated=self.repeated, stopped=self.stopped)
+        out.same, out.asked_deleted = self.same, self.asked_deleted
+        for item in self:
+            k = key(item)
+            if k in seen:
+                out.same += 1
+                continue
+            seen.add(k)
+            out.append(item)
+        return out
 
     @property
     def skipped(self) -> int:
-        """Items left out of the list (null, unreadable, or served again); a list cut short by paging
+        """Items left out of the list (null, unreadable, served again, or repeated); a list cut short by paging
         counts as one more (the items never read cannot be counted)."""
-        return self.nulls + self.invalid + self.repeated + (1 if self.stopped else 0)
+        return self.nulls + self.invalid + self.repeated + self.same + (1 if self.stopped else 0)
 
     def skipped_text(self) -> str:
         """What was left out, as the ``why`` of a gap: ``"2 null records skipped"``, ``"1 null record and
@@ -112,6 +131,11 @@ class Records(list[M]):
             out.append(
                 f"{self.repeated} record{'s' if self.repeated != 1 else ''} served again by a later page "
                 "dropped (counted once)"
+            )
+        if self.same:
+            out.append(
+                f"{self.same} record{'s' if self.same != 1 else ''} repeating another's content (another id, or "
+                "twice on one page) dropped (counted once)"
             )
         if self.stopped:
             out.append(self.stopped)
@@ -313,6 +337,13 @@ class Event(ApiModel):
     def _none_str(cls, value: Any) -> Any:
         return value or ""
 
+    def content_key(self) -> tuple[Any, ...]:
+        """What makes two events one, whatever their ids: time, type, reason, message and the object it is
+        about (the same event from history and from the events endpoint, or served again under another id)."""
+        io = self.involved_object
+        about = (io.kind, io.namespace, io.name) if io is not None else None
+        return (self.created_at, self.type, self.reason, self.message, about)
+
 
 class PhaseUpdate(ApiModel):
     phase: str = "Unknown"
@@ -334,6 +365,13 @@ class HistorySpec(ApiModel):
 class HistoryRecord(ApiModel):
     meta: HistoryMeta
     spec: HistorySpec = Field(default_factory=HistorySpec)
+
+    def content_key(self) -> tuple[Any, ...]:
+        """What makes two history records one, whatever their ids: the record's type and time, and its event's
+        content (:meth:`Event.content_key`) or its phase and phase message."""
+        ev, pu = self.spec.event, self.spec.phase_update
+        what = ev.content_key() if ev is not None else (pu.phase, pu.phase_message or "") if pu is not None else None
+        return (self.meta.type, self.meta.creation_timestamp, what)
 
 
 class MetricValue(ApiModel):

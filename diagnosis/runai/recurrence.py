@@ -108,7 +108,8 @@ def occurrences(
 
 
 def _phase_updates(history: Sequence[HistoryRecord], cutoff: datetime) -> list[tuple[datetime, str, str]]:
-    """``(time, phase, message)`` of each Failed or policy-Stopped phase update at or after ``cutoff``, oldest first."""
+    """``(time, phase, message)`` of each Failed or policy-Stopped phase update at or after ``cutoff``, oldest first,
+    each once."""
     out: list[tuple[datetime, str, str]] = []
     for rec in history:
         pu = rec.spec.phase_update
@@ -120,7 +121,7 @@ def _phase_updates(history: Sequence[HistoryRecord], cutoff: datetime) -> list[t
         )
         if pu.phase in FAILED_PHASES or stopped_by_policy:
             out.append((ts, pu.phase, pu.phase_message or ""))
-    return sorted(out)
+    return sorted(set(out))  # the same phase update repeated (at the same time) is one termination
 
 
 def _incidents(term_events: Sequence[Event], created: Mapping[str, datetime]) -> list[Occurrence]:

@@ -68,16 +68,17 @@ class Tier1:
 
     @functools.cached_property
     def all_events(self) -> list[Event]:
-        """Events of the events endpoint and of history, deduplicated by id (or time+reason+message),
-        oldest first (events without a time first). Computed once per diagnosis."""
-        seen: set[tuple[Any, ...]] = set()
+        """Events of the events endpoint and of history, each once: the same id, or the same content
+        (:meth:`Event.content_key`: an event both lists hold, under one id or two), is one event. Oldest first
+        (events without a time first). Computed once per diagnosis."""
+        seen: set[Any] = set()
         out: list[Event] = []
         from_history = [r.spec.event for r in self.history.value or [] if r.spec.event is not None]
         for ev in (self.events.value or []) + from_history:
-            key = (ev.id,) if ev.id else (ev.created_at, ev.reason, ev.message)
-            if key in seen:
+            keys = {("content", ev.content_key())} | ({("id", ev.id)} if ev.id else set())
+            if keys & seen:
                 continue
-            seen.add(key)
+            seen |= keys
             out.append(ev)
         return sorted(out, key=lambda e: e.created_at or _EPOCH)
 
@@ -121,7 +122,13 @@ async def collect(d: Diagnosis, workload: Workload) -> Tier1:
             dl.remaining(),
         ),
     )
-    return Tier1(workload, *results)  # type: ignore[arg-type]
+    tier1 = Tier1(workload, *results)  # type: ignore[arg-type]
+    # repeated records count once wherever they enter (issue 24), not only when a later page repeats an id
+    if isinstance(tier1.history.value, Records):
+        tier1.history.value = tier1.history.value.distinct(HistoryRecord.content_key)
+    if isinstance(tier1.events.value, Records):
+        tier1.events.value = tier1.events.value.distinct(Event.content_key)
+    return tier1
 
 
 async def project_item(d: Diagnosis, workload: Workload) -> dict[str, Any] | None:
