@@ -189,6 +189,7 @@ METHOD_SCOPES = {
     "conversations_replies": {"channels:history", "groups:history"},
     "usergroups_users_list": {"usergroups:read"},
     "auth_test": set(),
+    "chat_getPermalink": set(),  # Slack: "no scope required"
 }
 EVENT_SUBSCRIPTIONS = {"app_mention": {"app_mention"}, "message": {"message.channels", "message.groups"}}
 
