@@ -127,7 +127,7 @@ class FeedbackStore:
             else:
                 entry["world_z"] = pack_world(world)
         else:
-            entry["world_omitted"] = "the world could not be built"
+            entry.setdefault("world_omitted", "the world could not be built")
         ttl = min(VOTE_WINDOW, self.retention)
         now = time.time()
         if self.redis is None:

@@ -33,6 +33,9 @@ class AnswerKeeper(Protocol):
 
     async def keep_answer(self, record: dict[str, Any], world: dict[str, Any] | None) -> bool: ...
 
+    #: a world larger than this is not kept (``WD_FEEDBACK_MAX_WORLD_BYTES``)
+    max_world_bytes: int
+
 
 def judgeable(report: Report) -> bool:
     """A person can say whether this answer is right: it names one workload or workflow that can be read again."""
@@ -80,15 +83,23 @@ async def answer_keeping_world(answer_fn: AnswerFn, question: Question, backends
         return report
     ref = new_ref()
     report = report.with_answer_ref(ref)
-    try:
-        from diagnosis.capture import world_of
+    record = answer_record(report, question, ref, datetime.now(UTC))
+    world = None
+    read = sum(len(r.body) for r in recorder.responses)
+    limit = getattr(keeper, "max_world_bytes", None)
+    if isinstance(limit, int) and read > limit:
+        # Not built at all: it would not be kept, and redacting megabytes holds the interpreter (and with it the
+        # event loop, /healthz and every ack) even from a thread (issue 24: a 12 MB log).
+        record["world_omitted"] = f"{read} bytes read, over WD_FEEDBACK_MAX_WORLD_BYTES ({limit})"
+    else:
+        try:
+            from diagnosis.capture import world_of
 
-        world = await asyncio.to_thread(world_of, list(recorder.responses), question, report, frozen, now)
-    except Exception:
-        log.exception("the world of answer %s could not be built: kept without it", ref)
-        world = None
+            world = await asyncio.to_thread(world_of, list(recorder.responses), question, report, frozen, now)
+        except Exception:
+            log.exception("the world of answer %s could not be built: kept without it", ref)
     try:
-        await keeper.keep_answer(answer_record(report, question, ref, datetime.now(UTC)), world)
+        await keeper.keep_answer(record, world)
     except Exception:
         log.exception("answer %s could not be kept for feedback", ref)
     return report
