@@ -364,32 +364,34 @@ class DigestDesk:
         """Rebuild the same window and scope and update the same message (works on any replica). The digest is the
         channel's, whoever presses: built for its scope, and only by someone who may see all of it (issue 23);
         anyone else is told privately (``refuse``) and the message stays as it is; so is a forged window."""
-        window = self.window_of(value)
-        if window is None:
-            await refuse()
-            return
-        ask, start, end = window
-        digest = await self.build(ask, start=start, end=end)
-        if not self.may_see_all(user, groups, digest):
-            log.info("digest refresh refused: user %s may not see the digest's whole scope", user)
-            await refuse()
-            return
-        await surface.update(ts, self.message(ask, digest))
+        built = await self._for_channel(value, user, groups, refuse)
+        if built is not None:
+            await surface.update(ts, self.message(*built))
 
     async def show_all(
         self, value: str, ts: str, user: str, groups: set[str], surface: DigestSurface, refuse: Refuse
     ) -> None:
         """Every row of the digest in its thread: the channel's scope, as :meth:`refresh`."""
+        built = await self._for_channel(value, user, groups, refuse)
+        if built is not None:
+            await self.rows(surface, built[1], ts)
+
+    async def _for_channel(
+        self, value: str, user: str, groups: set[str], refuse: Refuse
+    ) -> tuple[DigestAsk, Digest] | None:
+        """The digest a button's ``value`` names, built for the channel's scope; None (after ``refuse``) when the
+        window is forged or out of bounds, or ``user`` may not see all of it (issue 23)."""
         window = self.window_of(value)
         if window is None:
             await refuse()
-            return
+            return None
         ask, start, end = window
         digest = await self.build(ask, start=start, end=end)
         if not self.may_see_all(user, groups, digest):
+            log.info("digest button refused: user %s may not see the digest's whole scope", user)
             await refuse()
-            return
-        await self.rows(surface, digest, ts)
+            return None
+        return ask, digest
 
     @staticmethod
     def newest_question(item_id: str, cluster_id: str | None) -> Question:
