@@ -55,6 +55,8 @@ from handlers.parsing import Ask, strip_mentions
 from handlers.protocols import Surface, WatchStore
 
 log = logging.getLogger(__name__)
+#: Seconds a shutdown waits for the cancelled watches to end.
+STOP_SECONDS = 10.0
 
 WatchFetch = Callable[[str], Awaitable[Workflow]]
 #: consecutive failed polls (OSMO unreachable) before a watch gives up and says so
@@ -544,4 +546,9 @@ class Watches:
         for task in tasks:
             task.cancel()
         if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+            # bounded: a watch whose cleanup hangs (a Slack or Redis call in flight) must not hold the shutdown
+            _, pending = await asyncio.wait(tasks, timeout=STOP_SECONDS)
+            if pending:
+                log.warning(
+                    "%d watch(es) did not stop within %.0f s; left to the next replica", len(pending), STOP_SECONDS
+                )
