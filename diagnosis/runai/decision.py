@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from diagnosis.k8s import Tier2Evidence
 from diagnosis.report import Category
@@ -25,11 +24,9 @@ from diagnosis.runai.categories import CATEGORIES
 from diagnosis.runai.models import Workload
 from diagnosis.runai.routing import Routed
 from diagnosis.runai.signals import DIRECT_KINDS, Signal
+from diagnosis.runai.state import Diagnosis, Nearby
 from diagnosis.runai.tier1 import Tier1
 from diagnosis.runai.tier2 import diagnosed_pod, namespace_of, read_tier2
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
 
 
 @dataclass
@@ -51,7 +48,7 @@ class Decision:
     namespace: str | None = None
     #: other workloads' pods failed on the first failure's node around it (read after the finding; supporting
     #: evidence, never a cause: :mod:`diagnosis.runai.neighbours`), None when the rule did not ask for them
-    nearby: neighbours.Nearby | None = None
+    nearby: Nearby | None = None
 
 
 async def decide(d: Diagnosis, workload: Workload, tier1: Tier1, routed: Routed) -> Decision:

@@ -34,7 +34,8 @@ from diagnosis.report import Category, Gap, Outcome, Report
 from diagnosis.runai.client import ApiError, RunaiClient
 from diagnosis.runai.incident import last_running
 from diagnosis.runai.models import Cluster, Workload
-from diagnosis.runai.procedure import Deadline, Diagnosis
+from diagnosis.runai.procedure import diagnose
+from diagnosis.runai.state import Deadline, Diagnosis
 from diagnosis.runai.tier1 import collect
 
 log = logging.getLogger(__name__)
@@ -223,7 +224,7 @@ async def _diagnose_one(
     running_since = None
     try:
         tier1 = await collect(diagnosis, workload)
-        report = await diagnosis.diagnose(workload, tier1)
+        report = await diagnose(diagnosis, workload, tier1)
         running_since = last_running(tier1, workload.phase_updated_at)
     except (ApiError, httpx.HTTPError, TimeoutError) as exc:
         scan.gaps.append(Gap(what=f"workload {workload.name}", why=describe_error(exc)))

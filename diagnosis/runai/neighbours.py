@@ -19,22 +19,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from datetime import timedelta
 
-from diagnosis.fetched import Fetched, fetch
+from diagnosis.fetched import fetch
 from diagnosis.k8s import Tier2Evidence
 from diagnosis.report import Category, Neighbours, NeighbourWorkload
 from diagnosis.runai import classify as cls
 from diagnosis.runai import incident
-from diagnosis.runai.models import Pod, Records, Workload
+from diagnosis.runai.models import Pod, Workload
 from diagnosis.runai.signals import DIRECT_KINDS, Kind, Signal
+from diagnosis.runai.state import Anchor, Diagnosis, Nearby
 from diagnosis.runai.tier1 import Tier1
 from diagnosis.runai.tier2 import diagnosed_pod
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
 
 #: How far either side of the first failure another workload's pod failure counts.
 WINDOW = timedelta(minutes=15)
@@ -45,28 +42,6 @@ MARGIN = timedelta(minutes=5)
 RULE_CATEGORIES = frozenset({Category.NODE_FAILURE, Category.UNKNOWN})
 #: Pod phases that are not a failure (a pod that completed in them did not fail).
 _NOT_FAILED = frozenset({"Succeeded", "Completed", "Running", "Pending"})
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """The first failure: pod ``pod`` on node ``node`` failed at ``at`` (UTC)."""
-
-    pod: str | None
-    node: str
-    at: datetime
-
-
-@dataclass(frozen=True)
-class Nearby:
-    """The read of the node's pods around ``anchor`` (``margin`` wider either side than :data:`WINDOW`)."""
-
-    anchor: Anchor
-    got: Fetched[Records[Pod]]
-    margin: timedelta = timedelta()
-
-    def covers(self, other: Anchor) -> bool:
-        """Whether this read's window holds ``other``'s (the same node, its time within the margin)."""
-        return self.anchor.node == other.node and abs(self.anchor.at - other.at) <= self.margin
 
 
 def anchor(

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from diagnosis import kube_objects as kube
 from diagnosis.builder import ReportBuilder as BaseReportBuilder
@@ -30,6 +30,7 @@ from diagnosis.report import (
     Confidence,
     EvidenceItem,
     Excerpt,
+    Gap,
     Identity,
     Link,
     Outcome,
@@ -43,7 +44,7 @@ from diagnosis.runai.client import Calls
 from diagnosis.runai.decision import Decision
 from diagnosis.runai.memory import memory_evidence
 from diagnosis.runai.models import Cluster, Records, Workload
-from diagnosis.runai.neighbours import Nearby, neighbours_of
+from diagnosis.runai.neighbours import neighbours_of
 from diagnosis.runai.phrases import short
 from diagnosis.runai.resolve import ago
 from diagnosis.runai.routing import Routed
@@ -52,12 +53,10 @@ from diagnosis.runai.signals import (
     Signal,
     log_error_lines,
 )
+from diagnosis.runai.state import Diagnosis, Nearby
 from diagnosis.runai.tier1 import Tier1
 from diagnosis.timeline import Entry
 from diagnosis.units import bytes_text, quantity_bytes
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
 
 MAX_EVIDENCE = 14
 LOG_EXCERPT_LINES = 20
@@ -925,12 +924,26 @@ def run_phases(workload: Workload, tier1: Tier1, now: datetime) -> list[Entry]:
     ]
 
 
+def builder(d: Diagnosis, gaps: list[Gap] | None = None) -> ReportBuilder:
+    """A report builder for ``d`` carrying ``gaps`` (default: the gaps found so far, a name lookup that paged
+    wrongly for instance)."""
+    b = ReportBuilder(
+        now=d.now,
+        lookback=d.lookback,
+        console_url=d.config.console_url,
+        workload_url_template=d.config.workload_url_template,
+    )
+    for g in d.gaps if gaps is None else gaps:
+        b.gap(g.what, g.why)
+    return b
+
+
 def phrase(d: Diagnosis, workload: Workload, tier1: Tier1, found: Routed | Decision, early: int) -> Report:
     """The report of one diagnosis from what the route or decide job found (spec Step 5): identity, what Tier 1
     could not show, then the route's answer, or the decision's evidence (Tier 2, the pod order and timeline,
     recurrence, memory) and its verdict. ``early``: how many of ``d.gaps`` were known before the route job (the
     later ones are the decision's and are added after Tier 2's evidence)."""
-    b = d.builder(d.gaps[:early])
+    b = builder(d, d.gaps[:early])
     b.set_identity(workload, tier1)
     tier1_gaps(b, workload, tier1)
     spec = tier1.spec.value.spec if tier1.spec.value else None

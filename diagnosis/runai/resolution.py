@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
@@ -25,11 +25,10 @@ from diagnosis.runai import incident
 from diagnosis.runai import resolve as lookup
 from diagnosis.runai.client import ApiError, NotFoundError
 from diagnosis.runai.models import TERMINAL_PHASES, Cluster, Workload
+from diagnosis.runai.reporting import builder
 from diagnosis.runai.signals import DIRECT_KINDS, Kind
+from diagnosis.runai.state import Diagnosis
 from diagnosis.runai.tier1 import Tier1, collect
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
 
 ACTIVE_PHASES = frozenset({"Running", "Pending", "Initializing", "Creating", "Degraded"})
 #: The signals that confirm a symptom a question names (status k8sPhase, conditions, events).
@@ -62,7 +61,7 @@ async def resolve(d: Diagnosis) -> tuple[Workload, Tier1] | Report:
     d.found = list(candidates)
     selected, tier1 = await select(d, candidates, q.effective_intent())
     if selected is None:
-        return d.builder().needs_input(
+        return builder(d).needs_input(
             q,
             ["workload"],
             f"Which '{q.workload_name}' do you mean? Several workloads of that name in project '{q.project}' "
@@ -79,7 +78,7 @@ async def resolve(d: Diagnosis) -> tuple[Workload, Tier1] | Report:
             with contextlib.suppress(ApiError, httpx.HTTPError, TimeoutError):
                 # the clusters' names for the message (their ids stay in the evidence)
                 clusters = await asyncio.wait_for(d.client.list_clusters(), d.deadline.remaining())
-        return d.builder().cluster_mismatch(q, workload, cluster_id, clusters)
+        return builder(d).cluster_mismatch(q, workload, cluster_id, clusters)
     if tier1 is None:
         tier1 = await collect(d, workload)
     d.kube = kube_for(d, workload, tier1, cluster_id)  # Tier 2 of this workload's cluster only
@@ -124,7 +123,7 @@ async def resolve_question(d: Diagnosis) -> tuple[Question, str | None, list[Clu
         d.question = q
         if cluster_id is None and q.cluster:
             target = f"'{asked_name(q)}'" if asked_name(q) else "it"
-            return d.builder().needs_input(
+            return builder(d).needs_input(
                 q,
                 ["cluster"],
                 f"Which cluster is {target} on? I found no cluster named '{q.cluster}'.",
@@ -158,7 +157,7 @@ async def find_candidates(d: Diagnosis, q: Question, cluster_id: str, names: lis
                 if ws:
                     live[n] = live.get(n, []) + ws
         if len(live) > 1:
-            return d.builder().needs_input(
+            return builder(d).needs_input(
                 q,
                 ["workload"],
                 "Which workload do you mean? Your message names several that exist in project "
@@ -168,12 +167,12 @@ async def find_candidates(d: Diagnosis, q: Question, cluster_id: str, names: lis
         if not live:
             if not q.workload_name and not q.candidates:
                 # only ordinary words, none of which is a workload: ask, never "not found: 'fail'"
-                return d.builder().needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
+                return builder(d).needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
             if all(_is_scope_name(n, q) for n in names):
                 # "why did my nlp job fail?": the only name is the project's (or cluster's) own, and no workload
                 # has it: a scope mention, not a workload; ask for the workload, never "not found: 'nlp'"
                 q = q.model_copy(update={"workload_name": None, "candidates": []})
-                return d.builder().needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
+                return builder(d).needs_input(q, ["workload"], _missing_question(q, ["workload"]), [])
             return await not_found(d, q, cluster_id, by_id=False, tried=names)
         name, candidates = next(iter(live.items()))
         if q.workload_name != name:
@@ -300,7 +299,7 @@ async def ask_missing(
         # after the sentence that says what is needed: the first line of the message says that
         need, _, rest = text.partition(". ")
         text = f"{need}. I found no project or cluster named '{unknown[0]}'. {rest}".strip()
-    return d.builder().needs_input(q, missing, text, choices)
+    return builder(d).needs_input(q, missing, text, choices)
 
 
 async def not_found(d: Diagnosis, q: Question, cluster_id: str, by_id: bool, tried: Sequence[str] = ()) -> Report:
@@ -312,7 +311,7 @@ async def not_found(d: Diagnosis, q: Question, cluster_id: str, by_id: bool, tri
         clusters = None
     if clusters is not None and clusters and not any(c.uuid == cluster_id for c in clusters):
         target = f"'{asked_name(q)}'" if asked_name(q) else "it"
-        return d.builder().needs_input(
+        return builder(d).needs_input(
             q,
             ["cluster"],
             f"Which cluster is {target} on? There is no cluster with id {cluster_id}.",
@@ -348,7 +347,7 @@ async def not_found(d: Diagnosis, q: Question, cluster_id: str, by_id: bool, tri
     known = [p.name for p in here]
     cluster_name = next((c.name for c in clusters or [] if c.uuid == cluster_id and c.name), None)
     if known and q.project and lookup.project_named(q.project, here) is None:
-        report = d.builder().not_found(
+        report = builder(d).not_found(
             q, cluster_id, by_id=by_id, tried=tried, projects=sorted(set(known)), cluster_name=cluster_name
         )
         where = _clusters_having(q.project, projects or [], clusters or [])
@@ -357,7 +356,7 @@ async def not_found(d: Diagnosis, q: Question, cluster_id: str, by_id: bool, tri
             note = f" (a project '{q.project}' exists on {', '.join(where)})"
             report = report.model_copy(update={"headline": report.headline.replace(". ", note + ". ", 1)})
         return report
-    return d.builder().not_found(
+    return builder(d).not_found(
         q,
         cluster_id,
         by_id=by_id,

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from diagnosis.k8s import Tier2Evidence
 from diagnosis.report import Outcome
@@ -21,11 +21,9 @@ from diagnosis.runai import classify as cls
 from diagnosis.runai import incident
 from diagnosis.runai.models import SUCCESS_PHASES, TERMINAL_PHASES, Workload
 from diagnosis.runai.signals import DIRECT_KINDS, Kind, Signal
+from diagnosis.runai.state import Diagnosis
 from diagnosis.runai.tier1 import Tier1, project_item
 from diagnosis.runai.tier2 import read_tier2
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
 
 _STUCK = re.compile(r"(?i)\bstuck\b")
 #: Phases whose Tier 1 may miss a failed-pod signal that Tier 2's pod status would show.

@@ -8,7 +8,7 @@ import asyncio
 import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
@@ -27,9 +27,7 @@ from diagnosis.runai.models import (
     Workload,
     WorkloadSpec,
 )
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
+from diagnosis.runai.state import Diagnosis
 
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 #: the metrics Step 4 reads (the memory peak against the limit)

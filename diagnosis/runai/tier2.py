@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from diagnosis import kube_objects as kube
 from diagnosis.fetched import describe_error
@@ -29,11 +29,9 @@ from diagnosis.runai.signals import (
     pod_object_signals,
     text_signals,
 )
+from diagnosis.runai.state import Diagnosis
 from diagnosis.runai.tier1 import Tier1
 from diagnosis.units import parse_time
-
-if TYPE_CHECKING:
-    from diagnosis.runai.procedure import Diagnosis
 
 T = TypeVar("T")
 
