@@ -116,16 +116,27 @@ def test_a_listed_project_that_does_not_exist_adds_nothing_and_is_a_gap() -> Non
 
 
 @needs_shared
-def test_an_empty_window_says_no_failure_was_found() -> None:
+def test_an_empty_window_says_no_failure_was_found(tmp_path: Path) -> None:
     snap = json.loads(DIGEST.read_text())
-    snap["now"] = "2027-06-01T00:00:00Z"
+    snap["now"] = "2027-06-01T00:00:00Z"  # months after every failure of the snapshot
+    digest, _ = _digest(snap)
+    assert digest.failed == 0 and digest.groups == []
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(snap))
+    run = [CLI, "digest", "--snapshot", str(path)]
+    out = json.loads(subprocess.run([*run, "--format", "json"], capture_output=True, text=True, check=True).stdout)
+    assert out["outcome"] == "digest"
+    assert out["digest"]["failed"] == 0 and out["digest"]["groups"] == []
+    text = subprocess.run(run, capture_output=True, text=True, check=True).stdout
+    assert "No failure was found in that window" in text
+
+
+def test_a_digest_snapshot_that_is_not_a_file_is_one_clear_line() -> None:
     result = subprocess.run(
         [CLI, "digest", "--snapshot", "-", "--format", "json"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 2  # "-" is not a file: one clear line, no traceback
-    assert "Traceback" not in result.stderr
-    digest, _ = _digest(snap)
-    assert digest.failed == 0 and digest.groups == []
+    assert "Traceback" not in result.stderr and "snapshot file not found: -" in result.stderr
 
 
 @needs_shared
