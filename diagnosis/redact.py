@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 from diagnosis.confusables import fold as confusable_fold
+from diagnosis.keywords import Keywords
 from diagnosis.untrusted import WITHHELD, strip_invisible, withhold_instructions
 
 __all__ = [
@@ -608,8 +609,8 @@ _RULES: list[tuple[str, re.Pattern[str], Check | None]] = [
 
 
 # Each rule runs only when its gate is in the (case-folded) text: one of these substrings, or the regex. Most
-# evidence has none and is returned as it is; a long log runs only the rules its words call for. Substring
-# tests are several times faster than one alternation regex.
+# evidence has none and is returned as it is; a long log runs only the rules its words call for. All the words
+# are looked for in one pass (_GATE_WORDS), as gitleaks prefilters its rules by their keywords.
 # fmt: off
 _GATES: dict[str, tuple[str, ...] | re.Pattern[str]] = {
     "pem-block": ("-----begin",),
@@ -665,24 +666,22 @@ def _fold(text: str) -> str:
     return text.casefold().replace("\u0131", "i").replace("\u0307", "")
 
 
-def _open(gate: tuple[str, ...] | re.Pattern[str], text: str, low: str) -> bool:
-    if isinstance(gate, tuple):
-        return any(g in low for g in gate)
-    return gate.search(text) is not None
-
-
-def _minimal(words: set[str]) -> tuple[str, ...]:
-    """The words no other word is a substring of (enough to know whether any gate can open)."""
-    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
-
-
-_ALL_WORDS = _minimal({w for gate in _GATES.values() if isinstance(gate, tuple) for w in gate})
+#: every keyword of every gate, found in one pass (:class:`~diagnosis.keywords.Keywords`): a rule whose gate words
+#: are all absent from the text is never run
+_GATE_WORDS = Keywords(w for gate in _GATES.values() if isinstance(gate, tuple) for w in gate)
+#: the rules gated by a regex instead of words (no word announces a bare 40-character key)
 _ALL_RE = re.compile("|".join(gate.pattern for gate in _GATES.values() if isinstance(gate, re.Pattern)))
+_NO_WORDS: frozenset[str] = frozenset()
 
 
-def _may_hold_credential(text: str, low: str) -> bool:
-    """Whether any rule's gate is open: one pass over the minimal words and one regex."""
-    return any(w in low for w in _ALL_WORDS) or _ALL_RE.search(text) is not None
+def _open(gate: tuple[str, ...] | re.Pattern[str], text: str, present: set[str] | frozenset[str] | None) -> bool:
+    """Whether a rule's gate is open: one of its words is ``present`` (the gate words in the text), or its regex
+    finds something. ``present`` None: every gate is open (:func:`_spans` without the prefilter)."""
+    if present is None:
+        return True
+    if isinstance(gate, tuple):
+        return not present.isdisjoint(gate)
+    return gate.search(text) is not None
 
 
 #: rules whose matches can span lines (a PEM block, a YAML "- name: X" / "value: y" pair); the others are
@@ -693,12 +692,16 @@ _LONG = 4096
 
 
 def _rule_spans(
-    rules: list[tuple[str, re.Pattern[str], Check | None]], text: str, low: str, offset: int
+    rules: list[tuple[str, re.Pattern[str], Check | None]],
+    text: str,
+    present: set[str] | frozenset[str] | None,
+    offset: int,
 ) -> list[tuple[int, int]]:
-    """The value spans (shifted by ``offset``) the ``rules`` whose gates are open in ``low`` find in ``text``."""
+    """The value spans (shifted by ``offset``) the ``rules`` whose gates are open (:func:`_open`) find in
+    ``text``."""
     found: list[tuple[int, int]] = []
     for name, pattern, check in rules:
-        if not _open(_GATES[name], text, low):
+        if not _open(_GATES[name], text, present):
             continue
         for m in pattern.finditer(text):
             group = next((g for g in ("v", "q", "s", "e") if m.groupdict().get(g) is not None), None)
@@ -719,26 +722,41 @@ _MULTI = [r for r in _RULES if r[0] in _MULTILINE_RULES]
 _SINGLE = [r for r in _RULES if r[0] not in _MULTILINE_RULES]
 
 
-def _spans(text: str) -> list[tuple[int, int]]:
+def _spans(text: str, prefilter: bool = True) -> list[tuple[int, int]]:
     """Every (start, end) of a credential value in ``text``, over all rules whose gate is open, on the same text.
 
-    A long text (a log) runs the multi-line rules on the whole text and every other rule only on the lines
-    that hold one of the gate words present in the text, which keeps a 64 KiB log to milliseconds.
+    The gate words in the text are found in one pass (:data:`_GATE_WORDS`); a text with none, on which no regex
+    gate finds anything, has no credential. A long text (a log) runs the multi-line rules on the whole text and
+    every other rule only on the lines that hold one of its gate words, which keeps a 64 KiB log to milliseconds.
+    ``prefilter=False`` runs every rule (on every line of a long text): the same spans, only slower (a test
+    holds the two equal).
     """
     text = confusable_fold(text)  # same length: a span of the folded text is the span of the original
     low = _fold(text)
-    if not _may_hold_credential(text, low):
-        return []
+    if not prefilter:
+        if len(text) < _LONG:
+            return _rule_spans(_RULES, text, None, 0)
+        found = _rule_spans(_MULTI, text, None, 0)
+        offset = 0
+        for line in text.split("\n"):
+            found += _rule_spans(_SINGLE, line, None, offset)
+            offset += len(line) + 1
+        return found
     if len(text) < _LONG:
-        return _rule_spans(_RULES, text, low, 0)
-    found = _rule_spans(_MULTI, text, low, 0)
-    present = [w for w in _ALL_WORDS if w in low]
+        present = _GATE_WORDS.present(low)
+        if not present and _ALL_RE.search(text) is None:
+            return []
+        return _rule_spans(_RULES, text, present, 0)
+    by_line = _GATE_WORDS.by_line(low)
+    if not by_line and _ALL_RE.search(text) is None:
+        return []
+    found = _rule_spans(_MULTI, text, set().union(*by_line.values()), 0)
     offset = 0
-    for line in text.split("\n"):
-        if line:
-            folded = _fold(line)
-            if any(w in folded for w in present) or _ALL_RE.search(line) is not None:
-                found += _rule_spans(_SINGLE, line, folded, offset)
+    # line i of ``low`` is line i of ``text`` folded: folding is per character and never makes or takes a newline
+    for i, line in enumerate(text.split("\n")):
+        words = by_line.get(i)
+        if words or (line and _ALL_RE.search(line) is not None):
+            found += _rule_spans(_SINGLE, line, words or _NO_WORDS, offset)
         offset += len(line) + 1
     return found
 

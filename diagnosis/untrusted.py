@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from diagnosis.keywords import Keywords
+
 WITHHELD = "[line withheld: instruction-like text addressed to an assistant or operator]"
 #: what a backtick of quoted evidence becomes inside our code spans (U+02CB, a look-alike that closes nothing)
 TICK = "\u02cb"
@@ -274,8 +276,12 @@ _INSTRUCTION_PATTERNS = [
 _INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS), re.IGNORECASE | re.MULTILINE)
 
 
+#: the trigger words found in one pass (:class:`~diagnosis.keywords.Keywords`)
+_TRIGGER_WORDS = Keywords(_TRIGGERS)
+
+
 def _may_instruct(low: str) -> bool:
-    return any(t in low for t in _TRIGGERS)
+    return bool(_TRIGGER_WORDS.present(low))
 
 
 def is_instruction_like(line: str) -> bool:
@@ -285,7 +291,7 @@ def is_instruction_like(line: str) -> bool:
     return _INSTRUCTION.search(line) is not None
 
 
-def withhold_instructions(text: str) -> str:
+def withhold_instructions(text: str, prefilter: bool = True) -> str:
     """Replace every instruction-like line of ``text`` by :data:`WITHHELD` (idempotent).
 
     Implements FORMAT.md "Instruction-like text in evidence, addressed to an assistant or an operator
@@ -294,21 +300,23 @@ def withhold_instructions(text: str) -> str:
     AI or an operator, injects a task or chat-template structure, or tells its reader to run a command
     that changes or destroys something. Benign imperatives (our own next actions, "kubectl logs ...
     --previous", "then resubmit") are not.
+
+    Only the lines that hold a trigger word meet the patterns; ``prefilter=False`` has every line meet them: the
+    same result, only slower (a test holds the two equal).
     """
-    low = text.lower()
-    present = [t for t in _TRIGGERS if t in low]
-    if not present:
+    # line i of ``text.lower()`` is line i lower-cased (lower-casing never makes or takes a newline, and a final
+    # sigma's context ends at one)
+    triggered = _TRIGGER_WORDS.by_line(text.lower()) if prefilter else None
+    if triggered is not None and not triggered:
         return text
     if "\n" not in text:
         return WITHHELD if text != WITHHELD and _INSTRUCTION.search(text) else text
-    # line by line: only the lines that hold a trigger word present in the text meet the patterns
     lines = text.split("\n")
     out: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        lowered = line.lower()
-        if line != WITHHELD and any(t in lowered for t in present) and _INSTRUCTION.search(line):
+        if line != WITHHELD and (triggered is None or i in triggered) and _INSTRUCTION.search(line):
             out.append(WITHHELD)
             i = _after_continuation(lines, i)
             continue
