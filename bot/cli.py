@@ -19,7 +19,7 @@ import shlex
 import signal
 import sys
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -51,10 +51,10 @@ from bot.cli_app import (
     install_sigterm,
     run_guarded,
 )
-from diagnosis.answer import answer
-from diagnosis.logs import setup_logging
-from diagnosis.question import Question
-from diagnosis.report import Report
+
+# The diagnosis core is imported by the commands that use it (issue 26 §2): ``--help`` loads none of it.
+if TYPE_CHECKING:
+    from diagnosis.report import Report
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -91,6 +91,10 @@ def diagnose(
     verbose: Annotated[bool, typer.Option("--verbose", help="Text: every source and whole log tails.")] = False,
 ) -> None:
     """Diagnose one workload (Run:ai) or workflow (OSMO)."""
+    from diagnosis.answer import answer
+    from diagnosis.logs import setup_logging
+    from diagnosis.question import Question
+
     setup_logging(logging.DEBUG if debug else logging.WARNING)
     options = Question(
         text=question,

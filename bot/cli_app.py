@@ -16,18 +16,15 @@ from contextlib import contextmanager
 from datetime import datetime
 from enum import StrEnum
 from types import FrameType
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from pydantic import ValidationError
 
-from diagnosis.backends import Backends
-from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig, environment
-from diagnosis.errors import BackendUnavailable
-from diagnosis.question import Question, QuestionError, parse_text
-from diagnosis.render import render_text, to_json
-from diagnosis.report import Report
-from diagnosis.units import parse_time
+# Imported where used (issue 26 §2): ``--help`` and the commands that never diagnose load none of the diagnosis core.
+if TYPE_CHECKING:
+    from diagnosis.backends import Backends
+    from diagnosis.question import Question
+    from diagnosis.report import Report
 
 app = typer.Typer(
     name="workload-doctor",
@@ -106,6 +103,9 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 def run_guarded(fn: Callable[[], T], debug: bool = False) -> T:
     """Run ``fn`` turning known input errors into one line (exit 2), SIGTERM into one line (exit 143) and
     anything else into one line (exit 1)."""
+    from diagnosis.config import ConfigError
+    from diagnosis.errors import BackendUnavailable
+    from diagnosis.question import QuestionError
     from sandbox.server import SnapshotError
 
     try:
@@ -154,6 +154,10 @@ def run_server(fn: Callable[[], None], debug: bool = False) -> None:
 @contextmanager
 def backends_for(snapshot_path: str | None, latency: float = 0.0) -> Iterator[tuple[Backends, dict[str, Any]]]:
     """Backends from the environment, or from a sandbox serving ``snapshot_path`` (yielding its ``ask``)."""
+    from diagnosis.backends import Backends
+    from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig, environment
+    from diagnosis.units import parse_time
+
     if snapshot_path is None:
         env = environment()
         kube = KubeConfig.from_env(env)
@@ -210,6 +214,10 @@ def build_question(options: Question, ask: dict[str, Any]) -> Question:
     A question typed on the command line replaces the snapshot's question (issue 21): of its ``ask`` only the
     channel's cluster (``cluster_id``, when the typed text names no cluster) and the lookback are kept, so a
     typed "why did train-9 fail?" is never answered about the workload the snapshot's ask names."""
+    from pydantic import ValidationError
+
+    from diagnosis.question import Question, parse_text
+
     typed = (options.text or "").strip()
     if typed and typed != str(ask.get("text") or "").strip():
         parsed = parse_text(typed)
@@ -229,6 +237,8 @@ def build_question(options: Question, ask: dict[str, Any]) -> Question:
 
 
 def emit(report: Report, fmt: Format, verbose: bool = False) -> None:
+    from diagnosis.render import render_text, to_json
+
     if fmt == Format.text:
         typer.echo(render_text(report, verbose=verbose), nl=False)
         return

@@ -33,9 +33,6 @@ from bot.cli_app import (
     build_question,
     run_guarded,
 )
-from diagnosis.logs import setup_logging
-from diagnosis.question import Question
-from diagnosis.units import parse_time
 
 
 def capture_cmd(
@@ -59,6 +56,9 @@ def capture_cmd(
     debug: DebugOpt = False,
 ) -> None:
     """Diagnose one workload or workflow and write every response it read as a redacted snapshot."""
+    from diagnosis.logs import setup_logging
+    from diagnosis.question import Question
+
     setup_logging(logging.DEBUG if debug else logging.WARNING)
     ask: dict[str, Any] = {
         "text": question,
@@ -120,6 +120,8 @@ def _create_private(path: Path) -> tuple[int, str]:
 def _clock(raw: str | None) -> datetime:
     """The diagnosis clock: ``--now`` or the current time, in whole seconds (the snapshot's ``now`` holds it
     exactly)."""
+    from diagnosis.units import parse_time
+
     if raw is None:
         return datetime.now(UTC).replace(microsecond=0)
     parsed = parse_time(raw)

@@ -9,20 +9,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 
 from bot.cli_app import DebugOpt, Format, FormatOpt, UserError, backends_for, run_guarded
-from diagnosis.answer import answer_digest
-from diagnosis.digest_text import digest_json, render_digest_text
-from diagnosis.digests import Digest, DigestAsk, merge_ask, parse_digest_text
-from diagnosis.logs import setup_logging
+
+# The diagnosis core is imported where used (issue 26 §2): ``--help`` loads none of it.
+if TYPE_CHECKING:
+    from diagnosis.digests import Digest, DigestAsk
 
 
 def digest_ask(options: DigestAsk, ask: dict[str, Any]) -> DigestAsk:
     """Command-line options win, then the snapshot's ``ask`` keys, then what its ``text`` names."""
+    from pydantic import ValidationError
+
+    from diagnosis.digests import DigestAsk, merge_ask, parse_digest_text
+
     try:
         base = DigestAsk.model_validate({k: v for k, v in ask.items() if v is not None})
     except ValidationError as exc:
@@ -36,6 +39,7 @@ def digest_ask(options: DigestAsk, ask: dict[str, Any]) -> DigestAsk:
 
 
 def emit_digest(digest: Digest, fmt: str) -> None:
+    from diagnosis.digest_text import digest_json, render_digest_text
     from handlers.digest_blocks import render_digest_blocks, thread_payload
 
     if fmt == "text":
@@ -49,6 +53,8 @@ def emit_digest(digest: Digest, fmt: str) -> None:
 
 
 def run_digest(snapshot: str | None, options: DigestAsk, fmt: str, debug: bool) -> None:
+    from diagnosis.answer import answer_digest
+
     def run() -> Digest:
         with backends_for(snapshot) as (backends, ask):
             return asyncio.run(answer_digest(digest_ask(options, ask), backends))
@@ -76,6 +82,9 @@ def register(app: typer.Typer) -> None:
         debug: DebugOpt = False,
     ) -> None:
         """Failures of a time window, grouped by diagnosed cause (Run:ai and OSMO)."""
+        from diagnosis.digests import DigestAsk
+        from diagnosis.logs import setup_logging
+
         setup_logging(logging.DEBUG if debug else logging.WARNING)
         given: dict[str, Any] = {}
         if cluster_id:

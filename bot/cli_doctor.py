@@ -26,7 +26,6 @@ from typing import Annotated, Any
 import typer
 
 from diagnosis.config import DEFAULT_MAX_BODY_BYTES, ConfigError, environment, max_body_bytes
-from diagnosis.redact import sanitize
 
 #: The only non-GET requests a Tier 2 client may send, and only this command's client.
 ACCESS_REVIEWS: frozenset[tuple[str, str]] = frozenset(
@@ -83,6 +82,8 @@ class Check:
 
 
 def _line(exc: BaseException) -> str:
+    from diagnosis.redact import sanitize
+
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return sanitize(f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__)
 
@@ -93,6 +94,7 @@ def _line(exc: BaseException) -> str:
 def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
     from bot.settings import BotEnv, Settings, SettingsError, shown_url
     from diagnosis.config import ConfigError, CoreEnv, KubeConfig, OsmoConfig, RunaiConfig
+    from diagnosis.redact import sanitize
 
     rows: list[Check] = []
     for model in (BotEnv, CoreEnv):
@@ -179,6 +181,7 @@ async def check_redis(env: Mapping[str, str]) -> Check:
 
 
 async def check_runai(config: Any) -> Check:
+    from diagnosis.redact import sanitize
     from diagnosis.runai.client import RunaiClient
 
     if config is None:
@@ -373,6 +376,8 @@ async def check_tier2(kube: Any, namespaces: dict[str, list[str]] | None = None)
 async def check_slack(env: Mapping[str, str]) -> Check:
     import httpx
 
+    from diagnosis.redact import sanitize
+
     token = env.get("SLACK_BOT_TOKEN")
     if not token:
         return Check("Slack", "skip", "SLACK_BOT_TOKEN is not set")
@@ -445,6 +450,8 @@ async def run_checks(env: Mapping[str, str], mode: str | None, backends: Any | N
 
 
 def table(rows: list[Check]) -> str:
+    from diagnosis.redact import sanitize
+
     width = max([len(r.name) for r in rows] + [5])
     marks = {"ok": "ok", "warn": "WARN", "fail": "FAIL", "skip": "skip"}
     out = [f"{'CHECK':<{width}}  {'STATUS':<6}  DETAIL", f"{'-' * width}  {'-' * 6}  {'-' * 40}"]

@@ -16,19 +16,22 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from bot.cli_app import DebugOpt, UserError, run_guarded
-from bot.feedback_cases import case_of, stats, stats_text
-from bot.feedback_store import FeedbackStore
+
+# The store and the cases are imported where used (issue 26 §2): ``--help`` loads neither (nor Redis, nor metrics).
+if TYPE_CHECKING:
+    from bot.feedback_store import FeedbackStore
 
 T = TypeVar("T")
 SinceOpt = Annotated[str, typer.Option("--since", help="How far back: 90m, 24h, 30d (at most 90 days).")]
 
 
 def _desk() -> FeedbackStore:
+    from bot.feedback_store import FeedbackStore
     from bot.settings import BotEnv, redis_url_problem
     from bot.state import Store
     from diagnosis.config import environment
@@ -75,6 +78,8 @@ async def export_cases(
 ) -> list[tuple[str, dict[str, Any] | None]]:
     """(answer reference, case) of each answer marked wrong (``everything``: each voted one); the case is None
     when its world was not kept."""
+    from bot.feedback_cases import case_of
+
     return [
         (str(voted.record.get("ref")), case_of(voted))
         for voted in await desk.voted(since, world=True)
@@ -113,6 +118,7 @@ def register(app: typer.Typer) -> None:
         debug: DebugOpt = False,
     ) -> None:
         """Answers, votes and agreement by system, category and confidence; the answers marked wrong."""
+        from bot.feedback_cases import stats, stats_text
 
         def run() -> dict[str, Any]:
             start = _since(since)

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bot.cli_app import DebugOpt, Format, FormatOpt, backends_for, emit, run_guarded
-from diagnosis.answer import Backends, answer
-from diagnosis.config import ConfigError
-from diagnosis.logs import setup_logging
-from diagnosis.question import Kind, Question
-from diagnosis.report import Report
+
+# The diagnosis core is imported where used (issue 26 §2): ``--help`` loads none of it.
+if TYPE_CHECKING:
+    from diagnosis.answer import Backends
+    from diagnosis.question import Kind
+    from diagnosis.report import Report
 
 SnapshotOpt = Annotated[str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox.")]
 WorkflowArg = Annotated[str, typer.Argument(help="OSMO workflow ID, e.g. sdg-render-7.")]
 
 
 def _ask(kind: Kind, text: str, workflow_id: str | None, snapshot: str | None, fmt: Format, debug: bool) -> None:
+    from diagnosis.answer import answer
+    from diagnosis.logs import setup_logging
+    from diagnosis.question import Question
+
     setup_logging(logging.DEBUG if debug else logging.WARNING)
 
     def run() -> Report:
@@ -38,6 +43,8 @@ def _ask(kind: Kind, text: str, workflow_id: str | None, snapshot: str | None, f
 
 
 def _require_osmo(backends: Backends) -> None:
+    from diagnosis.config import ConfigError
+
     if backends.osmo is None:
         raise ConfigError("OSMO is not configured: set OSMO_URL and OSMO_TOKEN (or use --snapshot FILE)")
 
@@ -75,6 +82,10 @@ def watch_cmd(
     max_polls: Annotated[int | None, typer.Option("--max-polls", help="Stop after N polls.")] = None,
 ) -> None:
     """Follow a workflow to a terminal state, printing each state change, then the final report."""
+    from diagnosis.answer import answer
+    from diagnosis.logs import setup_logging
+    from diagnosis.question import Question
+
     setup_logging(logging.DEBUG if debug else logging.WARNING)
     from diagnosis.osmo.client import OsmoClient
     from diagnosis.osmo.watch import WatchState, watch, work_kind

@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 
 from bot.cli_app import UserError, backends_for, run_guarded, run_server
-from diagnosis.logs import setup_logging
 
 
 def register(app: typer.Typer) -> None:
@@ -42,6 +41,7 @@ def register(app: typer.Typer) -> None:
         SIGTERM is how a server is told to stop: it drains and exits 0 with an info line, not an error."""
         from bot.app import build_bot, run_http, run_socket
         from bot.settings import Mode, Settings
+        from diagnosis.logs import setup_logging
 
         setup_logging(logging.DEBUG if debug else logging.INFO)
         if socket == http:
@@ -75,6 +75,7 @@ def register(app: typer.Typer) -> None:
         from bot.chat import chat as run_chat
         from bot.policy import Policy
         from diagnosis.config import environment
+        from diagnosis.logs import setup_logging
 
         setup_logging(logging.DEBUG if debug else logging.WARNING)
 
