@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -98,15 +99,6 @@ def test_the_prefilter_never_changes_a_redaction_of_a_gate_word(word: str) -> No
         assert redact._spans(text) == redact._spans(text, prefilter=False), text
 
 
-def test_the_prefilter_never_changes_a_redaction_of_the_corpora_and_long_logs() -> None:
-    masked = 0
-    for text in CORPUS + INSTRUCTIONS + WITHOUT_KEYWORDS + LONG:
-        spans = redact._spans(text)
-        assert spans == redact._spans(text, prefilter=False), text[:200]
-        masked += bool(spans)
-    assert masked > len(CORPUS) // 3  # the comparison is not between two empty answers
-
-
 def test_a_rule_without_a_keyword_always_runs() -> None:
     assert redact.redact("key id wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY here") == "key id [REDACTED] here"
     assert redact.redact("sid SK0123456789abcdef0123456789abcdef") == "sid [REDACTED]"
@@ -118,10 +110,23 @@ def test_the_prefilter_never_changes_what_is_withheld_for_a_trigger(word: str) -
         assert untrusted.withhold_instructions(text) == untrusted.withhold_instructions(text, prefilter=False), text
 
 
-def test_the_prefilter_never_changes_what_is_withheld_in_the_corpora_and_long_logs() -> None:
-    withheld = 0
-    for text in INSTRUCTIONS + CORPUS + WITHOUT_KEYWORDS + LONG:
-        out = untrusted.withhold_instructions(text)
-        assert out == untrusted.withhold_instructions(text, prefilter=False), text[:200]
-        withheld += out != text
-    assert withheld > len(INSTRUCTIONS) // 4  # the comparison is not between two unchanged texts
+def _masked(text: str, prefilter: bool) -> tuple[object, bool]:
+    spans = redact._spans(text, prefilter=prefilter)
+    return spans, bool(spans)
+
+
+def _withheld(text: str, prefilter: bool) -> tuple[object, bool]:
+    out = untrusted.withhold_instructions(text, prefilter=prefilter)
+    return out, out != text
+
+
+@pytest.mark.parametrize(("result", "least"), [(_masked, len(CORPUS) // 3), (_withheld, len(INSTRUCTIONS) // 4)])
+def test_the_prefilter_changes_nothing_in_the_corpora_and_long_logs(
+    result: Callable[[str, bool], tuple[object, bool]], least: int
+) -> None:
+    changed = 0
+    for text in CORPUS + INSTRUCTIONS + WITHOUT_KEYWORDS + LONG:
+        found, did = result(text, True)
+        assert found == result(text, False)[0], text[:200]
+        changed += did
+    assert changed > least  # the comparison is not between two unchanged texts
