@@ -82,10 +82,10 @@ class Check:
 
 
 def _line(exc: BaseException) -> str:
+    from diagnosis.backends import error_line
     from diagnosis.redact import sanitize
 
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return sanitize(f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__)
+    return sanitize(error_line(exc))
 
 
 # -- settings -------------------------------------------------------------------------------------------------
@@ -93,7 +93,8 @@ def _line(exc: BaseException) -> str:
 
 def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
     from bot.settings import BotEnv, Settings, SettingsError, shown_url
-    from diagnosis.config import ConfigError, CoreEnv, KubeConfig, OsmoConfig, RunaiConfig
+    from diagnosis.backends import REGISTRY
+    from diagnosis.config import ConfigError, CoreEnv, KubeConfig
     from diagnosis.redact import sanitize
 
     rows: list[Check] = []
@@ -116,15 +117,13 @@ def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
             rows.append(Check(f"settings for {mode} mode", "ok", f"Redis key prefix {settings.key_prefix!r}"))
         except SettingsError as exc:
             rows.append(Check(f"settings for {mode} mode", "fail", str(exc)))
-    for label, names, reader in (
-        ("Run:ai", ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET"), RunaiConfig.from_env),
-        ("OSMO", ("OSMO_URL", "OSMO_TOKEN"), OsmoConfig.from_env),
-    ):
+    for backend in REGISTRY.values():  # each system's settings, in its words
+        label, names = backend.label, backend.settings_names
         if not any(env.get(n) for n in names):
             rows.append(Check(f"settings: {label}", "skip", "not configured: " + ", ".join(names)))
             continue
         try:
-            reader(env)
+            backend.read_settings(env)
             rows.append(Check(f"settings: {label}", "ok", "complete"))
         except ConfigError as exc:
             rows.append(Check(f"settings: {label}", "fail", str(exc)))
@@ -134,8 +133,10 @@ def check_settings(env: Mapping[str, str], mode: str | None) -> list[Check]:
         rows.append(Check("settings: Tier 2", "ok" if kube.available else "skip", detail))
     except ConfigError as exc:
         rows.append(Check("settings: Tier 2", "fail", str(exc)))
-    if not any(r.status != "skip" for r in rows if r.name in ("settings: Run:ai", "settings: OSMO")):
-        rows.append(Check("backends", "fail", "neither Run:ai nor OSMO is configured"))
+    systems = [f"settings: {b.label}" for b in REGISTRY.values()]
+    if not any(r.status != "skip" for r in rows if r.name in systems):
+        labels = [b.label for b in REGISTRY.values()]
+        rows.append(Check("backends", "fail", "neither " + " nor ".join(labels) + " is configured"))
     return rows
 
 
@@ -180,34 +181,15 @@ async def check_redis(env: Mapping[str, str]) -> Check:
     return Check("Redis", "ok" if ok else "fail", "PING answered" if ok else "unreachable (REDIS_URL)")
 
 
-async def check_runai(config: Any) -> Check:
+async def check_backend(backend: Any, settings: Any) -> Check:
+    """One system's row: its health probe (:meth:`diagnosis.backends.Backend.probe`) with ``settings``, skipped
+    when they are None (not configured)."""
     from diagnosis.redact import sanitize
-    from diagnosis.runai.client import RunaiClient
 
-    if config is None:
-        return Check("Run:ai", "skip", "not configured")
-    try:
-        async with RunaiClient(config) as client:
-            clusters = await client.list_clusters()
-    except Exception as exc:
-        return Check("Run:ai", "fail", f"token or clusters read failed: {_line(exc)}")
-    names = ", ".join(sorted(str(getattr(c, "name", "") or getattr(c, "uuid", "?")) for c in clusters)[:5])
-    if not clusters:
-        return Check("Run:ai", "warn", "token ok, but the application sees no cluster (its role and scope?)")
-    return Check("Run:ai", "ok", f"token ok; {len(clusters)} cluster(s): {sanitize(names)}")
-
-
-async def check_osmo(config: Any) -> Check:
-    from diagnosis.osmo.client import OsmoClient
-
-    if config is None:
-        return Check("OSMO", "skip", "not configured")
-    try:
-        async with OsmoClient(config) as client:
-            await client.list_workflows(limit=1)
-    except Exception as exc:
-        return Check("OSMO", "fail", f"token exchange or workflow read failed: {_line(exc)}")
-    return Check("OSMO", "ok", "token exchanged; workflows readable")
+    if settings is None:
+        return Check(backend.label, "skip", "not configured")
+    status, detail = await backend.probe(settings)
+    return Check(backend.label, status, sanitize(detail))
 
 
 def _targets(kube: Any) -> list[tuple[str, Any, str | None]]:
@@ -419,31 +401,34 @@ async def check_slack(env: Mapping[str, str]) -> Check:
 
 async def run_checks(env: Mapping[str, str], mode: str | None, backends: Any | None = None) -> list[Check]:
     """Every row. ``backends`` (a :class:`diagnosis.answer.Backends`) replaces the environment's (``--snapshot``)."""
-    from diagnosis.config import ConfigError, KubeConfig, OsmoConfig, RunaiConfig
+    from diagnosis.backends import REGISTRY
+    from diagnosis.config import ConfigError, KubeConfig
 
     rows = check_settings(env, mode) if backends is None else []
     rows.append(check_policy(env, mode))
     rows.append(await check_redis(env))
     if backends is None:
 
-        def config(reader: Any, names: tuple[str, ...]) -> Any:
-            if not any(env.get(n) for n in names):
+        def config(backend: Any) -> Any:
+            if not any(env.get(n) for n in backend.settings_names):
                 return None
             try:
-                return reader(env)
+                return backend.read_settings(env)
             except ConfigError:
                 return None
 
-        runai = config(RunaiConfig.from_env, ("RUNAI_BASE_URL", "RUNAI_CLIENT_ID", "RUNAI_CLIENT_SECRET"))
-        osmo = config(OsmoConfig.from_env, ("OSMO_URL", "OSMO_TOKEN"))
+        settings = {name: config(b) for name, b in REGISTRY.items()}
         try:
             kube = KubeConfig.from_env(env)
         except ConfigError:
             kube = KubeConfig()
     else:
-        runai, osmo, kube = backends.runai, backends.osmo, backends.kube
-    rows.append(await check_runai(runai))
-    rows.append(await check_osmo(osmo))
+        settings = {name: b.settings(backends) for name, b in REGISTRY.items()}
+        kube = backends.kube
+    for name, backend in REGISTRY.items():
+        rows.append(await check_backend(backend, settings[name]))
+    # Tier 2 reads the pods of Run:ai's projects: their namespaces are where it must be allowed to read
+    runai = settings.get("runai")
     rows.extend(await check_tier2(kube, await project_namespaces(runai) if kube.available else None))
     rows.append(await check_slack(env))
     return rows

@@ -23,14 +23,7 @@ from collections import Counter
 from typing import Any
 
 from bot.feedback_store import NOT_A_FAILURE, WRONG_WORKLOAD, Voted
-
-FAILURE_OUTCOME = {"runai": "diagnosed", "osmo": "failed"}
-_NOT_A_FAILURE_BY_PHASE = {
-    "completed": "succeeded",
-    "succeeded": "succeeded",
-    "running": "ask_past_run",
-    "suspended": "out_of_scope",
-}
+from diagnosis.backends import backend_of
 
 
 def verdict_of(voted: Voted) -> dict[str, Any]:
@@ -47,19 +40,18 @@ def expect_of(voted: Voted, world: dict[str, Any]) -> dict[str, Any]:
     """``expect`` from the person's verdict (see the module's note)."""
     vote = verdict_of(voted)
     record = voted.record
-    system = str(record.get("system") or "runai")
+    backend = backend_of(str(record.get("system") or ""))  # the answer's system says what its cases expect
     if vote.get("verdict") == "right":
         return dict(world.get("expect") or {"outcome": record.get("outcome")})
     keep = {k: v for k, v in (world.get("expect") or {}).items() if k == "never_mentions"}
     choice = vote.get("choice")
     if choice == NOT_A_FAILURE:
         phase = str(record.get("phase") or "").lower()
-        outcome = "status" if system == "osmo" else _NOT_A_FAILURE_BY_PHASE.get(phase, "phase_only")
-        return {"outcome": outcome, **keep}
+        return {"outcome": backend.healthy_outcome(phase), **keep}
     if choice == WRONG_WORKLOAD:
         return {"outcome": "needs_input", **keep}
     if choice:
-        return {"outcome": FAILURE_OUTCOME.get(system, "diagnosed"), "category": str(choice), **keep}
+        return {"outcome": backend.failure_outcome, "category": str(choice), **keep}
     # "Wrong" with only a note: the answer given must not come back
     return {"outcome": "needs_input", **keep}
 

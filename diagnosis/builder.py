@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from diagnosis.fetched import Fetched
 from diagnosis.report import (
@@ -39,7 +39,8 @@ from diagnosis.report import (
 )
 from diagnosis.timeline import Timeline
 
-System = Literal["runai", "osmo"]
+#: A report's system: the name of a registered backend (checked by the report model, diagnosis.report.SYSTEMS).
+System = str
 
 
 @dataclass

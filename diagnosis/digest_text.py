@@ -10,9 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from diagnosis.digests import Digest, DigestItem, scope_text, shared_text, totals_text
+from diagnosis.backends import REGISTRY, backend_of
+from diagnosis.digests import Digest, DigestItem, shared_text, totals_text
 from diagnosis.report import Category
 from diagnosis.wording import category_words
+
+
+def scope_text(digest: Digest) -> str:
+    """``cluster dgx-prod, projects nlp, speech`` (what was scanned): each scanned system in its own words
+    (:meth:`~diagnosis.backends.Backend.scope_words`), in the registry's order."""
+    return "; ".join(part for b in REGISTRY.values() if b.name in digest.systems for part in b.scope_words(digest))
+
+
+def row_scope(item: DigestItem, *, brief: bool = False) -> str:
+    """Where a row's failure ran, in its system's words (``project nlp``, ``pool p1``; ``brief``: ``nlp``)."""
+    return backend_of(item.system).row_scope(item, brief=brief)
 
 
 def cause_words(category: str, system: str | None = None) -> tuple[str, str]:
@@ -61,8 +73,7 @@ def render_digest_text(digest: Digest) -> str:
             _, title = cause_words(group.category, group_system(group.items))
             out.append(f"{title} ({group.category}, {group.count}):")
             for item in group.items:
-                where = f"project {item.project}" if item.system == "runai" else f"pool {item.pool}"
-                out.append(f"  - {item.name} ({where}, {_fmt(item.at)}): {item.verdict}")
+                out.append(f"  - {item.name} ({row_scope(item)}, {_fmt(item.at)}): {item.verdict}")
             out.append("")
     if digest.preempted:
         out += [f"{preempted_text(digest)}: {', '.join(sorted(i.name for i in digest.preempted))}", ""]

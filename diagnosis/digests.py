@@ -16,11 +16,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from diagnosis.fetched import Fetched
 from diagnosis.question import QuestionError
-from diagnosis.report import Gap, _Sanitized
+from diagnosis.report import SYSTEMS, Gap, _Sanitized, known_system
 
 _SINCE = re.compile(r"^\s*(\d+)\s*([mhd])\s*$", re.I)
 DEFAULT_SINCE = "24h"
@@ -76,9 +76,10 @@ class DigestItem(_Sanitized):
     """One failure: ``system``, ``name`` (workload name or workflow ID), ``id`` (workload id or workflow uuid),
     ``project`` (Run:ai) or ``pool`` (OSMO), ``at`` (phaseUpdatedAt / end_time, UTC), the ``category`` its
     single diagnosis gives, the one-line ``verdict`` (that diagnosis's headline), ``recurring`` (two or more
-    occurrences of its category inside the window), and its ``cluster_id`` (Run:ai)."""
+    occurrences of its category inside the window), and its ``cluster_id`` (Run:ai). ``system`` is a registered
+    system (:data:`diagnosis.report.SYSTEMS`)."""
 
-    system: Literal["runai", "osmo"]
+    system: str
     name: str
     id: str
     project: str | None = None
@@ -92,6 +93,11 @@ class DigestItem(_Sanitized):
     node: str | None = None
     image: str | None = None
     gpu_hours: float | None = None  # GPUs x hours from the last Running phase to the failure, when both are known
+
+    @field_validator("system")
+    @classmethod
+    def _system(cls, system: str) -> str:
+        return known_system(system)
 
 
 def family(name: str) -> str:
@@ -184,7 +190,8 @@ def build_digest(
         )
         for cat, members in sorted(by_cat.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     ]
-    recurring = sorted({i.name for i in unique.values() if i.recurring and i.system == "runai"})
+    # named only for a system that counts occurrences (SystemPart.recurring_rows: Run:ai's)
+    recurring = sorted({i.name for i in unique.values() if i.recurring and SYSTEMS[i.system].recurring_rows})
     return Digest(
         start=start,
         end=end,
@@ -201,23 +208,6 @@ def build_digest(
         gaps=list(gaps),
         preempted=list({(i.system, i.id): i for i in preempted if (i.system, i.id) not in unique}.values()),
     )
-
-
-def scope_text(digest: Digest) -> str:
-    """``cluster dgx-prod, projects nlp, speech`` (what was scanned)."""
-    parts: list[str] = []
-    if "runai" in digest.systems:
-        clusters = digest.cluster_names or digest.cluster_ids
-        parts.append(
-            ("cluster " if len(clusters) == 1 else "clusters ") + ", ".join(clusters) if clusters else "every cluster"
-        )
-        parts.append("projects " + ", ".join(digest.projects) if digest.projects else "every project")
-    if "osmo" in digest.systems:
-        pools = digest.pools
-        parts.append(
-            "OSMO pools " + ", ".join(pools) if pools else "every OSMO pool" if pools is None else "no OSMO pool"
-        )
-    return "; ".join(parts)
 
 
 #: What the failures of one cause may share, in the order a digest names it: (label, how the value is read).

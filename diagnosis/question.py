@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from diagnosis.report import known_system
 
 Intent = Literal["terminal", "current"]
 Kind = Literal["runai", "osmo_status", "osmo_list", "osmo_explain", "osmo_watch", "help"]
@@ -123,8 +125,9 @@ class Question(BaseModel):
     lookback: str | None = "7d"
     workflow_id: str | None = None
     kind: Kind = "runai"
-    #: the system the person chose or the lookup found (:mod:`diagnosis.systems`); None: not decided yet
-    system: Literal["runai", "osmo"] | None = None
+    #: the system the person chose or the lookup found (:mod:`diagnosis.systems`), a registered one
+    #: (:data:`diagnosis.report.SYSTEMS`); None: not decided yet
+    system: str | None = None
     #: Possible workload names read from the text, best first (issue 11 §1): resolution looks them up and the
     #: one that exists decides. ``workload_name`` is set when the text leaves no doubt (one candidate).
     candidates: list[str] = Field(default_factory=list)
@@ -139,6 +142,11 @@ class Question(BaseModel):
     #: Every other name-shaped token: a project or cluster only when it equals the name of one the API lists
     #: (bare words after the workload, ``W (P, C)``, ``C/P/W``); never reported as missing.
     loose: list[str] = Field(default_factory=list)
+
+    @field_validator("system")
+    @classmethod
+    def _system(cls, system: str | None) -> str | None:
+        return None if system is None else known_system(system)
 
     def merged(self, other: Question) -> Question:
         """Values of ``self`` win; missing ones are filled from ``other``."""

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SerializeAsAny, field_validator, model_validator
 
 from diagnosis.redact import sanitize_obj
 
@@ -129,9 +129,20 @@ class Choice(_Sanitized):
     value: str
 
 
-class RunaiIdentity(_Sanitized):
+class SystemPart(_Sanitized):
+    """The base of a system's own part of an :class:`Identity` (its ``detail``): ``system`` tells them apart.
+    A backend's part is a subclass with ``system: Literal["<name>"]`` (:attr:`diagnosis.backends.Backend.identity`).
+    ``recurring_rows``: whether a digest names this system's rows flagged ``recurring`` (a system whose scan counts
+    occurrences of a cause: Run:ai's), kept here because the digest model reads it and imports only leaves."""
+
+    recurring_rows: ClassVar[bool] = False
+    system: str
+
+
+class RunaiIdentity(SystemPart):
     """The Run:ai part of an :class:`Identity`: where the workload runs (absent values stay None)."""
 
+    recurring_rows: ClassVar[bool] = True
     system: Literal["runai"] = "runai"
     cluster_name: str | None = None
     cluster_id: str | None = None
@@ -140,7 +151,7 @@ class RunaiIdentity(_Sanitized):
     workload_type: str | None = None
 
 
-class OsmoIdentity(_Sanitized):
+class OsmoIdentity(SystemPart):
     """The OSMO part of an :class:`Identity`: the pool the workflow runs in and who submitted it."""
 
     system: Literal["osmo"] = "osmo"
@@ -148,8 +159,27 @@ class OsmoIdentity(_Sanitized):
     user: str | None = None
 
 
-#: The per-system part of an identity, told apart by its ``system`` (a new backend adds its own class here).
-SystemIdentity = Annotated[RunaiIdentity | OsmoIdentity, Field(discriminator="system")]
+#: The systems a report may name, each with the class of its identity's own part. Filled from the backend registry
+#: (:func:`diagnosis.backends.register` adds a backend's :attr:`~diagnosis.backends.Backend.identity`); the two
+#: built-in parts are here so that a report reads back before the registry is imported (a cached report).
+SYSTEMS: dict[str, type[SystemPart]] = {"runai": RunaiIdentity, "osmo": OsmoIdentity}
+
+
+def known_system(system: str) -> str:
+    """``system`` when it is a registered system (:data:`SYSTEMS`); raises ``ValueError`` otherwise (a pydantic
+    validator turns it into a validation error)."""
+    if system not in SYSTEMS:
+        raise ValueError(f"unknown system {system!r} (registered: {', '.join(SYSTEMS)})")
+    return system
+
+
+def system_part(data: Any) -> Any:
+    """The identity part ``data`` as its system's class (:data:`SYSTEMS`): a dict with ``system`` is validated
+    by that system's class; anything else is returned as it is (an instance, None)."""
+    if isinstance(data, dict):
+        return SYSTEMS[known_system(str(data.get("system")))].model_validate(data)
+    return data
+
 
 #: Keys of the flat identity of earlier versions, accepted on input (a cached report, a keyword argument):
 #: each goes to the common part or to the system's part (see :meth:`Identity._from_flat`).
@@ -170,22 +200,22 @@ class Identity(_Sanitized):
     ``cluster_id=``, ``pool=``, ``status=``, ...), and the same names read back as properties, so callers that
     speak one system's terms keep working; the JSON is the nested shape (README "The JSON report")."""
 
-    system: Literal["runai", "osmo"]
+    system: str
     name: str | None = None
     id: str | None = None
     phase: str | None = None
     phase_updated_at: datetime | None = None
-    detail: SystemIdentity | None = None
+    detail: SerializeAsAny[SystemPart] | None = None
 
     def __init__(
         self,
         *,
-        system: Literal["runai", "osmo"],
+        system: str,
         name: str | None = None,
         id: str | None = None,
         phase: str | None = None,
         phase_updated_at: datetime | None = None,
-        detail: RunaiIdentity | OsmoIdentity | dict[str, Any] | None = None,
+        detail: SystemPart | dict[str, Any] | None = None,
         # The flat keywords, in the terms of one system (mapped by _from_flat).
         workload_name: str | None = None,
         workload_id: str | None = None,
@@ -225,6 +255,16 @@ class Identity(_Sanitized):
             out.setdefault("name", data.get("workload_name"))
             out.setdefault("detail", {"system": "runai", **{k: data.get(k) for k in _FLAT_RUNAI}})
         return out
+
+    @field_validator("system")
+    @classmethod
+    def _system(cls, system: str) -> str:
+        return known_system(system)
+
+    @field_validator("detail", mode="before")
+    @classmethod
+    def _detail(cls, data: Any) -> Any:
+        return system_part(data)
 
     def _runai(self) -> RunaiIdentity | None:
         return self.detail if isinstance(self.detail, RunaiIdentity) else None
@@ -411,9 +451,10 @@ class Neighbours(_Sanitized):
 
 
 class Report(_Sanitized):
-    """One answer. ``headline`` is the verdict sentence shown first."""
+    """One answer. ``headline`` is the verdict sentence shown first; ``system`` a registered system
+    (:data:`SYSTEMS`)."""
 
-    system: Literal["runai", "osmo"]
+    system: str
     outcome: Outcome
     category: Category | None = None
     headline: str
@@ -444,6 +485,11 @@ class Report(_Sanitized):
     @property
     def answer_ref(self) -> str | None:
         return self._answer_ref
+
+    @field_validator("system")
+    @classmethod
+    def _system(cls, system: str) -> str:
+        return known_system(system)
 
     def with_answer_ref(self, ref: str | None) -> Report:
         """A copy carrying the reference ``ref`` (copies made from it keep it)."""

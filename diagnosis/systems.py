@@ -69,7 +69,7 @@ async def choose(question: Question, ready: Sequence[Backend], backends: Backend
     if len(having) == 1:
         return bind(question, having[0].name, next(iter(_best(names, held[having[0].name]))))
     if len(having) > 1:
-        return _ask_which(question, names, held, backends)
+        return _ask_which(question, names, held, having, backends)
     if failed:
         return question  # nothing decided: routed by its words, as when one system is configured
     return _not_found(question, names, [b.name for b in ready], backends)
@@ -80,25 +80,34 @@ def _best(names: Sequence[str], held: set[str]) -> list[str]:
 
 
 def bind(question: Question, system: str, name: str) -> Question:
-    """``question`` answered by ``system`` about ``name``: an OSMO workflow ID, or a Run:ai workload name."""
-    if system == "osmo":
-        return question.model_copy(update={"system": "osmo", "kind": "osmo_status", "workflow_id": name})
-    update = {"system": "runai", "kind": "runai", "workflow_id": None, "workload_name": name.lower()}
-    return question.model_copy(update=update)
+    """``question`` answered by ``system`` about ``name`` (a choice between systems answered): as that backend
+    binds it (:meth:`diagnosis.backends.Backend.bind`: an OSMO workflow ID, a Run:ai workload name); the default
+    backend's when ``system`` is not registered."""
+    from diagnosis.backends import backend_of
+
+    return backend_of(system).bind(question, name)
 
 
-_LABEL = {"runai": "Run:ai workload", "osmo": "OSMO workflow"}
+def _a(noun: str) -> str:
+    """``noun`` with its article, as it is said (``an OSMO workflow``, ``a Run:ai workload``)."""
+    return ("an " if noun[:1].upper() in "AEIOU" else "a ") + noun
 
 
-def _ask_which(question: Question, names: Sequence[str], held: dict[str, set[str]], backends: Backends) -> Report:
+def _ask_which(
+    question: Question, names: Sequence[str], held: dict[str, set[str]], having: Sequence[Backend], backends: Backends
+) -> Report:
     from diagnosis.builder import ReportBuilder
 
     # the name both systems hold (they may hold different candidates of the text: then the first either holds)
     shared = [n for n in names if all(n.lower() in h for h in held.values() if h)]
     either = [n for n in names if any(n.lower() in h for h in held.values())]
     name = (shared or either or [""])[0]
-    choices = [Choice(label=f"{_LABEL.get(system, system)} {name}", field="system", value=system) for system in held]
-    text = f"Which {name} do you mean? Both a Run:ai workload and an OSMO workflow have that name."
+    from diagnosis.backends import backend_of
+
+    nouns = {b.name: backend_of(b.name).noun for b in having}
+    choices = [Choice(label=f"{noun} {name}", field="system", value=system) for system, noun in nouns.items()]
+    both = " and ".join(_a(noun) for noun in nouns.values())
+    text = f"Which {name} do you mean? {'Both' if len(having) == 2 else 'Each of'} {both} have that name."
     b = ReportBuilder(now=backends.now())
     return b.build(Outcome.NEEDS_INPUT, text, question=text, missing=["system"], choices=choices, subject=name or None)
 
@@ -107,7 +116,9 @@ def _not_found(question: Question, names: Sequence[str], systems: Sequence[str],
     from diagnosis.builder import ReportBuilder
 
     named = " or ".join(f"'{n}'" for n in names)
-    searched = " and ".join(_LABEL.get(s, s) + "s" for s in systems)
+    from diagnosis.backends import REGISTRY
+
+    searched = " and ".join((REGISTRY[s].noun if s in REGISTRY else s) + "s" for s in systems)
     scope = f" in project '{question.project}'" if question.project else ""
     headline = f"No Run:ai workload{scope} and no OSMO workflow named {named} exists (searched {searched})."
     ask = "Check the name, or send the Run:ai workload id or the OSMO workflow ID."

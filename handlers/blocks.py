@@ -67,7 +67,9 @@ CHUNK = 2800
 MAX_THREAD_CHUNKS = 6
 #: at most this many choice buttons; more choices are listed and answered by a typed reply
 MAX_CHOICE_BUTTONS = 5
+#: a follow-up's choice buttons are ``wd_choice_<n>``, the card's console links ``wd_link_<n>`` (acked only)
 CHOICE_ACTION = "wd_choice"
+LINK_ACTION = "wd_link"
 
 
 def escape(text: str) -> str:
@@ -453,7 +455,7 @@ def _card_buttons(report: Report, value: str | None, has_logs: bool) -> list[dic
             ButtonElement(
                 text=PlainTextObject(text=clip(plain(link.label), MAX_BUTTON_TEXT)),
                 url=link.url,
-                action_id=f"wd_link_{i}",
+                action_id=f"{LINK_ACTION}_{i}",
             )
         )
     if not elements:
@@ -639,6 +641,8 @@ def text_message(text: str) -> Message:
 
 def blocks_to_text(blocks: list[dict[str, Any]]) -> str:
     """Block Kit rendered as readable terminal text (the terminal twin)."""
+    from handlers.card import CARD_PREFIX
+
     out: list[str] = []
     for block in blocks:
         kind = block.get("type")
@@ -659,7 +663,7 @@ def blocks_to_text(blocks: list[dict[str, Any]]) -> str:
                 label = el.get("text", {}).get("text", "")
                 if el.get("url"):
                     out.append(f"  [{label}] {el['url']}")
-                elif str(el.get("action_id", "")).startswith("wd_card"):
+                elif str(el.get("action_id", "")).startswith(CARD_PREFIX):
                     out.append(f"  [{label}] (a button in Slack)")
                 else:
                     out.append(f"  [{i}] {label}")

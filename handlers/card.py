@@ -13,35 +13,44 @@ post), so nothing is dropped. Untrusted text goes through the escaping helpers o
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
+from diagnosis.backends import REGISTRY
 from diagnosis.report import Report
 
 #: the card's text budget (headers, sections, fields, context; button labels and URLs not counted)
 CARD_MAX_BLOCKS = 12
 CARD_MAX_CHARS = 1500
-EVIDENCE_ACTION = "wd_card_evidence"
-LOGS_ACTION = "wd_card_logs"
-REDIAGNOSE_ACTION = "wd_card_rediagnose"
+#: Every action id of the card's buttons starts with this (the middleware counts them as costly).
+CARD_PREFIX = "wd_card"
+EVIDENCE_ACTION = f"{CARD_PREFIX}_evidence"
+LOGS_ACTION = f"{CARD_PREFIX}_logs"
+REDIAGNOSE_ACTION = f"{CARD_PREFIX}_rediagnose"
 CARD_ACTIONS = (EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION)
 #: "was this right?" (issue 28, handlers.feedback): the value is the answer's reference, nothing else
 RIGHT_ACTION = "wd_fb_right"
 WRONG_ACTION = "wd_fb_wrong"
 
 
+def action_matcher(ids: Iterable[str] = (), numbered: Iterable[str] = ()) -> re.Pattern[str]:
+    """The anchored pattern a listener registers for its buttons: exactly one of ``ids``, or one of the
+    ``numbered`` prefixes followed by ``_<n>`` (``wd_choice_0``, ``wd_link_3``). Written from the constants the
+    renderers build the buttons with, so an id is written once."""
+    exact = [re.escape(i) for i in ids]
+    counted = [rf"{re.escape(p)}_\d+" for p in numbered]
+    return re.compile(rf"^(?:{'|'.join(exact + counted)})$")
+
+
 def target(report: Report) -> dict[str, str] | None:
-    """What the buttons re-read: a Run:ai workload by cluster and id, or an OSMO workflow by id."""
+    """What the buttons re-read, as the report's backend encodes it (:meth:`diagnosis.backends.Backend.target`:
+    a Run:ai workload by cluster and id, an OSMO workflow by id); None when it names nothing to re-read."""
     ident = report.identity
-    if ident is None:
+    backend = REGISTRY.get(ident.system) if ident is not None else None
+    if ident is None or backend is None:
         return None
-    if ident.system == "runai" and ident.cluster_id and ident.workload_id:
-        out = {"s": "runai", "c": ident.cluster_id, "w": ident.workload_id}
-        if ident.project:
-            out["p"] = ident.project
-        return out
-    if ident.system == "osmo" and ident.workflow_id:
-        return {"s": "osmo", "id": ident.workflow_id}
-    return None
+    return backend.target(ident)
 
 
 def target_value(report: Report) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 
+from diagnosis.backends import REGISTRY
 from diagnosis.question import Question
 from handlers.blocks import Message, Rendered, render_report, text_message
 from handlers.card import EVIDENCE_ACTION, LOGS_ACTION, REDIAGNOSE_ACTION
@@ -21,22 +22,15 @@ log = logging.getLogger(__name__)
 
 
 def question_of(value: str) -> Question | None:
-    """The question a card button re-asks (its ``value``: ``{"s","c","w","p"}`` or ``{"s","id"}``)."""
+    """The question a card button re-asks: its ``value`` is the target of :func:`handlers.card.target`, read
+    back by the backend its ``"s"`` names (:meth:`diagnosis.backends.Backend.question_of`); None when it does
+    not read (not JSON, no such system, ids missing)."""
     try:
         target = json.loads(value or "{}")
     except ValueError:
         return None
-    if not isinstance(target, dict):
-        return None
-    if target.get("s") == "runai" and target.get("c") and target.get("w"):
-        return Question(
-            cluster_id=str(target["c"]),
-            workload_id=str(target["w"]),
-            project=str(target["p"]) if target.get("p") else None,
-        )
-    if target.get("s") == "osmo" and target.get("id"):
-        return Question(workflow_id=str(target["id"]))
-    return None
+    backend = REGISTRY.get(str(target.get("s"))) if isinstance(target, dict) else None
+    return backend.question_of(target) if backend is not None else None
 
 
 async def on_card_button(doctor: Doctor, ask: Ask, surface: Surface, action_id: str, value: str) -> None:

@@ -17,11 +17,16 @@ from typing import Any
 
 from slack_sdk.models.blocks import ActionsBlock, ButtonElement, ContextBlock, HeaderBlock, SectionBlock
 
-from diagnosis.digest_text import cause_words, group_system, preempted_text
-from diagnosis.digests import Digest, DigestGroup, scope_text, shared
+from diagnosis.digest_text import cause_words, group_system, preempted_text, row_scope, scope_text
+from diagnosis.digests import Digest, DigestGroup, shared
 from handlers.blocks import MAX_BLOCKS, MAX_SECTION, clip, escape, mrkdwn, plain, text_message
 
-DIGEST_ACTIONS = ("wd_digest_refresh", "wd_digest_thread", "wd_digest_newest")
+#: Every action id of a digest's buttons starts with this (the middleware counts them as costly).
+DIGEST_PREFIX = "wd_digest"
+REFRESH_ACTION = f"{DIGEST_PREFIX}_refresh"
+THREAD_ACTION = f"{DIGEST_PREFIX}_thread"
+NEWEST_ACTION = f"{DIGEST_PREFIX}_newest"
+DIGEST_ACTIONS = (REFRESH_ACTION, THREAD_ACTION, NEWEST_ACTION)
 MAX_ROWS_PER_MESSAGE = 40
 #: the causes the main message names with what their failures share; the others share one line
 TOP_GROUPS = 3
@@ -104,13 +109,13 @@ def render_digest_blocks(digest: Digest) -> list[dict[str, Any]]:
     blocks.append(ContextBlock(elements=[mrkdwn(_footer(digest))]))
     value = json.dumps({"since": digest.since, "projects": digest.projects, "pools": digest.pools})[:2000]
     buttons = [
-        ButtonElement(text="Refresh", action_id=DIGEST_ACTIONS[0], value=value),
-        ButtonElement(text="Show all in thread", action_id=DIGEST_ACTIONS[1], value=value),
+        ButtonElement(text="Refresh", action_id=REFRESH_ACTION, value=value),
+        ButtonElement(text="Show all in thread", action_id=THREAD_ACTION, value=value),
     ]
     newest = max((i for g in digest.groups for i in g.items), key=lambda i: i.at, default=None)
     if newest is not None:
         target = json.dumps({"s": newest.system, "id": newest.id, "c": newest.cluster_id}, separators=(",", ":"))
-        buttons.append(ButtonElement(text="Diagnose newest", action_id=DIGEST_ACTIONS[2], value=target[:2000]))
+        buttons.append(ButtonElement(text="Diagnose newest", action_id=NEWEST_ACTION, value=target[:2000]))
     blocks.append(ActionsBlock(elements=buttons))
     return [b.to_dict() for b in blocks[:MAX_BLOCKS]]
 
@@ -123,9 +128,8 @@ def digest_rows(digest: Digest) -> list[str]:
         emoji, title = cause_words(group.category, group_system(group.items))
         rows.append(f"{emoji} *{escape(title)}* ({group.count})")
         for item in group.items:
-            where = item.project if item.system == "runai" else f"pool {item.pool}"
             rows.append(
-                f"• *{escape(item.name)}* · {escape(where or '')} · {item.at:%d %b %H:%M} UTC — "
+                f"• *{escape(item.name)}* · {escape(row_scope(item, brief=True))} · {item.at:%d %b %H:%M} UTC — "
                 + escape(clip(item.verdict, 300))
             )
     if digest.preempted:

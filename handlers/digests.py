@@ -33,10 +33,10 @@ from diagnosis.digests import (
     parse_digest_text,
     window_in_words,
 )
-from diagnosis.question import Question, QuestionError, parse_text
+from diagnosis.question import QuestionError, parse_text
 from diagnosis.units import parse_time
 from handlers.blocks import Message, Snippet, escape, text_message
-from handlers.digest_blocks import digest_thread, render_digest_blocks
+from handlers.digest_blocks import REFRESH_ACTION, THREAD_ACTION, digest_thread, render_digest_blocks
 from handlers.parsing import Ask
 from handlers.protocols import DigestPolicy, JsonStore
 
@@ -63,10 +63,10 @@ class _Visible:
         self.names: dict[str, str] = {}
 
     def __call__(self, item: DigestItem) -> bool:
-        if item.system == "runai":
-            clusters = {c for c in (item.cluster_id, self.names.get(item.cluster_id or "")) if c}
-            return bool(self.policy.allows(self.user, clusters=clusters, project=item.project, user_groups=self.groups))
-        return bool(self.policy.allows(self.user, user_groups=self.groups))
+        # a row without a cluster or project (an OSMO workflow) is checked by who asks alone: unknown values
+        # never refuse (handlers.protocols.AccessPolicy.allows)
+        clusters = {c for c in (item.cluster_id, self.names.get(item.cluster_id or "")) if c}
+        return bool(self.policy.allows(self.user, clusters=clusters, project=item.project, user_groups=self.groups))
 
 
 class DigestSurface(Protocol):
@@ -242,7 +242,7 @@ class DigestDesk:
         for block in blocks:
             if block.get("type") == "actions":
                 for button in block.get("elements") or []:
-                    if button.get("action_id") in ("wd_digest_refresh", "wd_digest_thread"):
+                    if button.get("action_id") in (REFRESH_ACTION, THREAD_ACTION):
                         button["value"] = value
         return Message(text=fallback(digest), blocks=blocks)
 
@@ -392,10 +392,6 @@ class DigestDesk:
             await refuse()
             return None
         return ask, digest
-
-    @staticmethod
-    def newest_question(item_id: str, cluster_id: str | None) -> Question:
-        return Question(workload_id=item_id, cluster_id=cluster_id, intent="terminal")
 
 
 #: How far past now a digest button's window may end (clocks of replicas apart).

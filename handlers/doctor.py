@@ -199,8 +199,9 @@ class Doctor:
             await self._reply(ask, surface, messages.could_not_read(exc), private=True)
             return
         named = question.workload_name or question.workload_id or question.workflow_id or question.candidates
-        if not named and question.kind == "runai":
-            # "/diagnose W P C" names a workload (a candidate) even without a question word: it is diagnosed
+        if not named and question.kind == Question.model_fields["kind"].default:
+            # a plain question (no system's own kind such as a list or a watch) that names nothing: "/diagnose W P C"
+            # names a workload (a candidate) even without a question word: it is diagnosed
             if not ASKING.search(question.text or ""):
                 # not a question (a mistyped command): the help goes to the asker only
                 await self._reply(ask, surface, text_message(messages.NOT_A_QUESTION), private=True)

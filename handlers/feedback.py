@@ -27,7 +27,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from handlers.blocks import Message, escape, plain, text_message
-from handlers.card import RIGHT_ACTION, WRONG_ACTION
+from handlers.card import RIGHT_ACTION, WRONG_ACTION, action_matcher
 from handlers.context import ask_in, channel_of
 from handlers.parsing import Ask
 from handlers.slack_surface import SlackSurface, outgoing
@@ -217,7 +217,7 @@ def register(app: AsyncApp, doctor: Any, desk: FeedbackDesk, spawn: Callable[...
     votes = Votes(doctor, desk)
     doctor.reports.keeper = desk  # every answer a person can judge is kept with its world (handlers.feedback_world)
 
-    @app.action(re.compile(rf"^(?:{RIGHT_ACTION}|{WRONG_ACTION}|{PICK_ACTION}_\d+|{NOTE_ACTION})$"))
+    @app.action(action_matcher((RIGHT_ACTION, WRONG_ACTION, NOTE_ACTION), numbered=(PICK_ACTION,)))
     async def on_feedback(
         ack: AsyncAck,
         body: dict[str, Any],

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,11 +18,14 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from diagnosis.question import Question, QuestionError
+from diagnosis.backends import backend_of
+from diagnosis.question import QuestionError
 from handlers import messages
-from handlers.blocks import CHOICE_ACTION, Message, escape, text_message
+from handlers.blocks import CHOICE_ACTION, LINK_ACTION, Message, escape, text_message
+from handlers.card import CARD_ACTIONS, action_matcher
 from handlers.card_buttons import on_card_button
 from handlers.context import ask_in, channel_of
+from handlers.digest_blocks import DIGEST_ACTIONS, REFRESH_ACTION, THREAD_ACTION
 from handlers.doctor import Ask, Doctor, ref_id
 from handlers.messages import EXPIRED, HELP
 from handlers.outgoing import clean_text
@@ -168,7 +170,7 @@ def _register_actions(app: AsyncApp, wiring: _Wiring) -> None:
     _register_digest_buttons(app, wiring)
     _register_card_buttons(app, wiring)
 
-    @app.action(re.compile(r"^wd_link_\d+$"))
+    @app.action(action_matcher(numbered=(LINK_ACTION,)))
     async def on_link(ack: AsyncAck) -> None:
         await ack()
 
@@ -177,7 +179,7 @@ def _register_choice_buttons(app: AsyncApp, wiring: _Wiring) -> None:
     """A choice button answers the pending question of its thread (or says privately that it expired)."""
     doctor = wiring.doctor
 
-    @app.action(re.compile(rf"^{CHOICE_ACTION}_\d+$"))
+    @app.action(action_matcher(numbered=(CHOICE_ACTION,)))
     async def on_choice(
         ack: AsyncAck,
         body: Body,
@@ -231,7 +233,7 @@ def _register_digest_buttons(app: AsyncApp, wiring: _Wiring) -> None:
     """A digest's buttons: refresh it, list it all in its thread, or diagnose its newest workload."""
     doctor = wiring.doctor
 
-    @app.action(re.compile(r"^wd_digest_(?:refresh|thread|newest)$"))
+    @app.action(action_matcher(DIGEST_ACTIONS))
     async def on_digest_button(
         ack: AsyncAck,
         body: Body,
@@ -276,16 +278,14 @@ async def _press_digest_button(
     async def refuse() -> None:  # the digest is the channel's: one who may not see all of it is told privately
         await surface.private(ask.user, text_message(doctor.refusal()), ts)
 
-    if which == "wd_digest_refresh":
+    if which == REFRESH_ACTION:
         await desk.refresh(value, ts, ask.user, ask.user_groups, surface, refuse)
-    elif which == "wd_digest_thread":
+    elif which == THREAD_ACTION:
         await desk.show_all(value, ts, ask.user, ask.user_groups, surface, refuse)
     else:
+        # "Diagnose newest": the row's system says which question diagnoses it (handlers.digest_blocks builds it)
         target = json.loads(value or "{}")
-        if target.get("s") == "osmo":
-            explicit = Question(workflow_id=str(target.get("id")))
-        else:
-            explicit = desk.newest_question(str(target.get("id")), target.get("c"))
+        explicit = backend_of(target.get("s")).row_question(str(target.get("id")), target.get("c"))
         await doctor.ask(ask_in(context, source="button", thread_ts=ts, explicit=explicit), surface)
 
 
@@ -293,7 +293,7 @@ def _register_card_buttons(app: AsyncApp, wiring: _Wiring) -> None:
     """A diagnosis card's buttons (evidence, logs, re-diagnose): :func:`handlers.card_buttons.on_card_button`."""
     doctor = wiring.doctor
 
-    @app.action(re.compile(r"^wd_card_(?:evidence|logs|rediagnose)$"))
+    @app.action(action_matcher(CARD_ACTIONS))
     async def on_card_button_press(
         ack: AsyncAck,
         body: Body,

@@ -23,7 +23,9 @@ from bot.shedding import BUSY, CURRENT, InFlight, Work
 from bot.shedding import current as current_work
 from bot.slack_http import BoundedRespond, BoundedWebhookClient
 from diagnosis import metrics
-from handlers.blocks import text_message
+from handlers.blocks import CHOICE_ACTION, text_message
+from handlers.card import CARD_PREFIX, REDIAGNOSE_ACTION
+from handlers.digest_blocks import DIGEST_PREFIX, NEWEST_ACTION, REFRESH_ACTION
 from handlers.doctor import Ask
 from handlers.messages import rate_limited, refusal_words
 from handlers.slack_surface import SlackSurface
@@ -42,7 +44,7 @@ def _costly(body: dict[str, Any]) -> bool:
         return (body.get("event") or {}).get("type") == "app_mention"
     if body.get("type") == "block_actions":
         return any(
-            str(a.get("action_id", "")).startswith(("wd_choice", "wd_digest", "wd_card"))
+            str(a.get("action_id", "")).startswith((CHOICE_ACTION, DIGEST_PREFIX, CARD_PREFIX))
             for a in body.get("actions") or []
         )
     return False
@@ -50,7 +52,7 @@ def _costly(body: dict[str, Any]) -> bool:
 
 #: Buttons that start a diagnosis again: Re-diagnose (past the cache), a digest's Refresh and Diagnose newest.
 #: Choices (a follow-up's answer), Evidence, Logs and Show all are free (issue 21).
-CHARGED_ACTIONS = ("wd_card_rediagnose", "wd_digest_refresh", "wd_digest_newest")
+CHARGED_ACTIONS = (REDIAGNOSE_ACTION, REFRESH_ACTION, NEWEST_ACTION)
 
 
 def _charged(body: dict[str, Any]) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from diagnosis import metrics
 from diagnosis.answer import Backends
+from diagnosis.backends import backend_of
 from diagnosis.question import Question
 from diagnosis.report import Outcome, Report
 from handlers.feedback_world import AnswerKeeper, answer_keeping_world
@@ -22,7 +23,6 @@ from handlers.protocols import ConversationStore
 
 AnswerFn = Callable[[Question, Backends], Awaitable[Report]]
 
-TERMINAL_PHASES = {"failed", "crashed", "stopped", "completed", "succeeded"}
 CACHE_TERMINAL_TTL = 7 * 86400
 POINTER_TTL = 600
 NON_TERMINAL_TTL = 30
@@ -30,11 +30,12 @@ NON_TERMINAL_TTL = 30
 ANSWER_REF = "_answer_ref"
 
 
-def question_key(q: Question, system: str = "runai") -> str:
-    """The cache and in-flight key of a question: every field the answer depends on. An OSMO answer also
-    reads the words (a status filter in "list failed workflows", a usage question, the echoed question),
-    so for OSMO the normalised text is part of the key."""
-    words = " ".join((q.text or "").casefold().split()) if system == "osmo" else ""
+def question_key(q: Question, system: str | None = None) -> str:
+    """The cache and in-flight key of a question answered by ``system`` (None: the default backend): every field
+    the answer depends on. A backend whose answers read the words (:attr:`~diagnosis.backends.Backend.keyed_by_words`:
+    OSMO's status filter in "list failed workflows", a usage question, the echoed question) has the normalised
+    text in the key too."""
+    words = " ".join((q.text or "").casefold().split()) if backend_of(system).keyed_by_words else ""
     parts = [
         words,
         q.kind,
@@ -113,8 +114,9 @@ class Reports:
     async def cached(self, qkey: str, question: Question) -> Report | None:
         """The cached report of ``question`` (by its workload when it names one by id), or None."""
         pointers: list[tuple[str, ...]] = [("q", qkey)]
-        if question.cluster_id and question.workload_id:
-            pointers.insert(0, ("latest", question.cluster_id, question.workload_id))
+        named = self._asked_key(question)
+        if named is not None:
+            pointers.insert(0, ("latest", *named))
         for parts in pointers:
             data = await self.store.get_json(*parts)
             if isinstance(data, dict) and "report" in data:
@@ -125,6 +127,10 @@ class Reports:
                     return _report_of(full)
         return None
 
+    def _asked_key(self, question: Question) -> tuple[str, ...] | None:
+        """The object ``question`` names by id, in the terms of the backend that answers it (None: none)."""
+        return backend_of(self.backends.system_for(question)).asked_key(question)
+
     async def keep(self, qkey: str, report: Report) -> None:
         """Cache ``report`` (never an error or a follow-up question: those depend on the asker's next words)."""
         if report.outcome in (Outcome.ERROR, Outcome.NEEDS_INPUT):
@@ -134,12 +140,15 @@ class Reports:
         data = report.model_dump(mode="json")
         if report.answer_ref:
             data[ANSWER_REF] = report.answer_ref  # the same answer from the cache: its votes find one world
-        if ident is not None and ident.cluster_id and ident.workload_id and phase in TERMINAL_PHASES:
+        backend = backend_of(ident.system) if ident is not None else None
+        obj = backend.object_key(ident) if backend is not None and ident is not None else None
+        if ident is not None and backend is not None and obj is not None and phase in backend.terminal_phases:
+            # a terminal object no longer changes: its report is kept a week under the object and its phase's start
             stamp = ident.phase_updated_at.isoformat() if ident.phase_updated_at else "unknown"
-            key = ("report", ident.cluster_id, ident.workload_id, stamp)
+            key = ("report", *obj, stamp)
             if await self.store.put_json(key, data, CACHE_TERMINAL_TTL):
                 pointer = {"key": list(key)}
-                await self.store.put_json(("latest", ident.cluster_id, ident.workload_id), pointer, POINTER_TTL)
+                await self.store.put_json(("latest", *obj), pointer, POINTER_TTL)
                 await self.store.put_json(("q", qkey), pointer, POINTER_TTL)
             return
         await self.store.put_json(("q", qkey), {"report": data}, NON_TERMINAL_TTL)

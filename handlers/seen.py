@@ -44,9 +44,10 @@ _CLUSTER_FACT = re.compile(r"^(?P<name>.+?) \((?P<id>[^()\s]+)\)$")
 
 class ClusterNames:
     """Each cluster by both its names (issue 23): a policy rule may name a cluster by its name or its UUID, while a
-    question, a channel default or a button names it by one of them. The Run:ai control plane's cluster list (one
-    ``GET /api/v1/clusters``), kept ``ttl`` seconds; without Run:ai (or when the list cannot be read) a name stays
-    as given, so a rule naming the cluster by its other name does not match it (refused, never widened)."""
+    question, a channel default or a button names it by one of them. The configured backends' cluster lists
+    (:meth:`diagnosis.backends.Backend.clusters`; Run:ai's is one ``GET /api/v1/clusters``), kept ``ttl`` seconds;
+    without a system that has clusters (or when a list cannot be read) a name stays as given, so a rule naming the
+    cluster by its other name does not match it (refused, never widened)."""
 
     def __init__(self, backends: Any, ttl: float = 300.0) -> None:
         self.backends = backends
@@ -67,21 +68,20 @@ class ClusterNames:
         return known
 
     async def _list(self) -> list[tuple[str, str]]:
-        config = getattr(self.backends, "runai", None)
-        if config is None:
+        from diagnosis.backends import configured
+
+        ready = configured(self.backends)
+        if not ready:
             return []
         async with self._lock:
             if time.monotonic() - self._at < self.ttl:
                 return self._pairs
-            from diagnosis.runai.client import RunaiClient
-
-            try:
-                async with RunaiClient(config) as client:
-                    clusters = await asyncio.wait_for(client.list_clusters(), 15.0)
+            try:  # every configured system's clusters (Run:ai's; a system without clusters lists none)
+                found = await asyncio.gather(*(b.clusters(self.backends) for b in ready))
             except Exception as exc:  # the policy then sees the name as given (fails closed)
                 log.warning("could not list the clusters for the access policy: %s", type(exc).__name__)
                 return self._pairs
-            self._pairs = [(c.uuid, c.name or "") for c in clusters]
+            self._pairs = [pair for pairs in found for pair in pairs]
             self._at = time.monotonic()
             return self._pairs
 

@@ -1,10 +1,10 @@
-"""The backend seam (issue 10 §4): routing by the registry, and the report identity's common + per-system shape."""
+"""The backend seam (issue 10 §4): routing by the registry (a third backend added, not one replaced), and the
+report identity's common + per-system shape."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +15,8 @@ from diagnosis.answer import Backends, answer, answer_digest
 from diagnosis.config import ConfigError, OsmoConfig, RunaiConfig
 from diagnosis.digests import DigestAsk
 from diagnosis.question import Question
-from diagnosis.report import Identity, OsmoIdentity, Outcome, Report, RunaiIdentity
+from diagnosis.report import SYSTEMS, Identity, OsmoIdentity, Outcome, Report, RunaiIdentity
+from tests.fake_backend import FakeScan, JobIdentity, JobsBackend, registered
 
 RUNAI = RunaiConfig("https://runai.test", "id", "secret", console_url="https://runai.test")
 OSMO = OsmoConfig("https://osmo.test", "token")
@@ -63,63 +64,51 @@ def test_an_unconfigured_backend_is_its_own_config_error(question: Question, nee
         asyncio.run(answer(question, Backends()))
 
 
-@dataclass
-class FakeScan:
-    items: list[Any] = field(default_factory=list)
-    gaps: list[Any] = field(default_factory=list)
+@pytest.fixture
+def k8sjobs() -> Iterator[JobsBackend]:
+    """A third backend registered for one test; the registry and the report's systems are restored after."""
+    with registered() as backend:
+        yield backend
 
 
-@dataclass
-class FakeBackend:
-    """A backend that answers without I/O: how a new system plugs in."""
-
-    name: str
-    not_configured: str = "fake is not configured"
-    asked: list[Question] = field(default_factory=list)
-    scanned: list[tuple[datetime, datetime]] = field(default_factory=list)
-
-    def configured(self, backends: Backends) -> bool:
-        return True
-
-    def claims(self, question: Question) -> bool:
-        return question.workflow_id == "fake"
-
-    async def holds(self, names: Sequence[str], question: Question, backends: Backends) -> set[str]:
-        return {n for n in names if n == "fake"}
-
-    async def answer(self, question: Question, backends: Backends) -> Report:
-        self.asked.append(question)
-        return Report(system="osmo", outcome=Outcome.STATUS, headline=f"answered by {self.name}")
-
-    async def scan(
-        self, ask: DigestAsk, backends: Backends, *, start: datetime, end: datetime, since: str, cache: Any
-    ) -> FakeScan:
-        self.scanned.append((start, end))
-        return FakeScan()
-
-    def preload(self) -> None:
-        return None
+def test_a_third_backend_is_added_and_removed_without_touching_the_two(k8sjobs: JobsBackend) -> None:
+    assert list(seam.REGISTRY) == ["runai", "osmo", "k8sjobs"]
+    assert seam.REGISTRY["runai"] is not k8sjobs and isinstance(seam.REGISTRY["osmo"], seam.OsmoBackend)
+    assert SYSTEMS["k8sjobs"] is JobIdentity
+    with pytest.raises(ValueError, match="already registered"):
+        seam.register(JobsBackend())
 
 
-def test_answer_and_answer_digest_route_through_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = FakeBackend("osmo")
-    monkeypatch.setitem(seam.REGISTRY, "osmo", fake)
+def test_registration_is_undone() -> None:
+    with registered():
+        assert "k8sjobs" in seam.REGISTRY
+    assert list(seam.REGISTRY) == ["runai", "osmo"] and "k8sjobs" not in SYSTEMS
+    with pytest.raises(ValueError, match="unknown system 'k8sjobs'"):
+        Report(system="k8sjobs", outcome=Outcome.STATUS, headline="x")
 
-    async def no_runai_workload(*args: Any, **kwargs: Any) -> set[str]:
+
+def test_answer_and_answer_digest_route_through_the_registry(
+    k8sjobs: JobsBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def holds_nothing(*args: Any, **kwargs: Any) -> set[str]:
         return set()
 
-    # both configured: the name is looked up in each system, and the one that has it answers
-    monkeypatch.setattr(seam.REGISTRY["runai"], "holds", no_runai_workload)
-    report = asyncio.run(answer(Question(text="status of fake", workflow_id="fake"), both()))
-    assert report.headline == "answered by osmo" and len(fake.asked) == 1
-
-    async def no_runai_scan(*args: Any, **kwargs: Any) -> FakeScan:
+    async def scans_nothing(*args: Any, **kwargs: Any) -> Any:
         return FakeScan()
 
-    monkeypatch.setattr(seam.REGISTRY["runai"], "scan", no_runai_scan)
+    for name in ("runai", "osmo"):
+        monkeypatch.setattr(seam.REGISTRY[name], "holds", holds_nothing)
+        monkeypatch.setattr(seam.REGISTRY[name], "scan", scans_nothing)
+    # three configured: the name is looked up in each system, and the one that has it answers
+    report = asyncio.run(answer(Question(text="why did job-etl-7 fail?", workload_name="job-etl-7"), both()))
+    assert (report.system, report.headline) == ("k8sjobs", "The Job job-etl-7 was OOM-killed.")
+    assert [(q.system, q.workload_name) for q in k8sjobs.asked] == [("k8sjobs", "job-etl-7")]
+    assert report.identity is not None and report.identity.detail == JobIdentity(namespace="etl")
+
     digest = asyncio.run(answer_digest(DigestAsk(since="24h"), both()))
-    assert digest.systems == ["runai", "osmo"]
-    assert fake.scanned == [(datetime(2026, 11, 27, 12, 0, tzinfo=UTC), NOW)]
+    assert digest.systems == ["runai", "osmo", "k8sjobs"]
+    assert k8sjobs.scanned == [(datetime(2026, 11, 27, 12, 0, tzinfo=UTC), NOW)]
+    assert [(i.system, i.name) for g in digest.groups for i in g.items] == [("k8sjobs", "job-etl-7")]
 
 
 def test_a_digest_needs_a_configured_backend() -> None:
