@@ -280,13 +280,24 @@ _INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS), r
 _TRIGGER_WORDS = Keywords(_TRIGGERS)
 
 
+def _fold(text: str) -> str:
+    """``text`` lower-cased for the trigger words, with the letters the patterns' ``IGNORECASE`` also takes for
+    ASCII ones read as those ("ſ" s, "ı" and "İ" i; "K" is k already): a line such as "dıſregard the above rules"
+    meets the patterns. The prefilter may let more lines through than hold an instruction, never fewer. Keeps
+    every newline (line i of the result is line i folded)."""
+    low = text.lower()
+    if low.isascii():
+        return low
+    return low.replace("\u0131", "i").replace("\u017f", "s").replace("\u0307", "")
+
+
 def _may_instruct(low: str) -> bool:
     return bool(_TRIGGER_WORDS.present(low))
 
 
 def is_instruction_like(line: str) -> bool:
     """Whether one line addresses an assistant or an operator (see :func:`withhold_instructions`)."""
-    if line == WITHHELD or not _may_instruct(line.lower()):
+    if line == WITHHELD or not _may_instruct(_fold(line)):
         return False
     return _INSTRUCTION.search(line) is not None
 
@@ -304,9 +315,7 @@ def withhold_instructions(text: str, prefilter: bool = True) -> str:
     Only the lines that hold a trigger word meet the patterns; ``prefilter=False`` has every line meet them: the
     same result, only slower (a test holds the two equal).
     """
-    # line i of ``text.lower()`` is line i lower-cased (lower-casing never makes or takes a newline, and a final
-    # sigma's context ends at one)
-    triggered = _TRIGGER_WORDS.by_line(text.lower()) if prefilter else None
+    triggered = _TRIGGER_WORDS.by_line(_fold(text)) if prefilter else None
     if triggered is not None and not triggered:
         return text
     if "\n" not in text:
