@@ -233,7 +233,7 @@ async def burst(
 
     import yaml
 
-    from bot.shedding import BUSY
+    from handlers.shedding import BUSY
 
     slack = SlackMock().start()
     prefix = f"wdbench:{uuid.uuid4().hex[:8]}:"

@@ -4,7 +4,7 @@ health port serves the last three).
 
 The Web API client's ``base_url`` comes from ``SLACK_API_URL`` and carries retry handlers for
 connection errors, 429 (``Retry-After``) and 5xx; its session reads no answer longer than
-``WD_MAX_BODY_BYTES`` (:class:`bot.slack_http.BoundedSlackResponse`; ``response_url`` answers alike).
+``WD_MAX_BODY_BYTES`` (:class:`handlers.slack_http.BoundedSlackResponse`; ``response_url`` answers alike).
 Diagnoses run after the ack in tracked tasks
 that are drained on shutdown (SIGTERM).
 
@@ -14,6 +14,13 @@ minutes: else 401) and not too big (``Content-Length`` above ``WD_MAX_BODY_BYTES
 body as a stream (413 past the cap, 408 past :data:`BODY_SECONDS`), verifies the signature (401), parses it
 (400 for a signed body Bolt cannot read) and drops a replay of the same signature and timestamp (200, nothing
 run). None of these answers is a 500 or logs a traceback.
+
+Roles (issue 26 §1, :mod:`bot.jobs`): without ``WD_JOB_QUEUE`` every replica answers what it acks (``all``). With
+it, the Slack-facing app acks and hands each request's work to the job queue (no event claim there), and a worker
+answers it through a second Bolt app of its own (the claim first, the work run in the worker): ``serve`` is both,
+the ack tier and an in-process worker (``all``), ``serve --ack-only`` the ack tier alone (``ack``), ``workload-doctor
+worker`` a worker alone (``worker``). Watches, scheduled digests and question takeovers run where requests are
+answered, never in an ack-only process.
 
 OSMO watches (``/diagnose watch <workflow>``, :mod:`handlers.watch`) run in the same tracker; at
 startup (:meth:`Bot.start`: the HTTP lifespan, or Socket Mode once connected) the bot resumes the
@@ -31,10 +38,10 @@ import logging
 import re
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl
 
 import aiohttp
@@ -51,27 +58,51 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from bot.claims import Orphans
 from bot.feedback_store import FeedbackStore
+from bot.jobs import RequestQueue, RequestWorker
 from bot.policy import Policy
 from bot.scheduler import DigestScheduler
-from bot.settings import Settings
-from bot.slack_http import BoundedSlackResponse as BoundedSlackResponse
-from bot.slack_http import SlackBodyTooLarge as SlackBodyTooLarge
-from bot.slack_http import bounded_response_class
+from bot.settings import Settings, SettingsError
 from bot.state import Store
 from bot.tasks import TaskTracker
 from diagnosis import metrics
 from diagnosis.answer import Backends, preload
 from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.http import close_shared_connections, share_connections
+from diagnosis.question import Question
 from handlers import feedback, listeners, middleware
+from handlers.claims import Orphans
+from handlers.context import user_groups
 from handlers.digests import DigestDesk
-from handlers.doctor import AnswerFn, Doctor
+from handlers.doctor import AnswerFn, Doctor, conversation_reports
+from handlers.protocols import Surface
+from handlers.replies import report_in_thread
+from handlers.shedding import HandOver
+from handlers.slack_http import BoundedSlackResponse as BoundedSlackResponse
+from handlers.slack_http import SlackBodyTooLarge as SlackBodyTooLarge
+from handlers.slack_http import bounded_response_class
 from handlers.slack_surface import SlackSurface
-from handlers.watch import Watches, WatchFetch
+from handlers.watch import WatcherFor, Watches
 
 log = logging.getLogger(__name__)
+#: what a process does (see the module): ack and answer, ack and enqueue only, or answer queued requests only
+Role = Literal["all", "ack", "worker"]
+#: Seconds each step of a shutdown may take before the next one runs anyway (logged): a step that hangs (a
+#: connection that never closes) must not hold the process past its grace period.
+CLOSE_STEP_SECONDS = 15.0
+#: Seconds the start may spend resuming the watches in Redis before serving (the sweeper carries on the rest).
+RESUME_SECONDS = 30.0
+
+
+async def _bounded(step: str, work: Any, seconds: float) -> None:
+    """Await ``work`` for ``seconds`` at most; a step that fails or overruns is logged, never raised."""
+    try:
+        async with asyncio.timeout(seconds):
+            await work
+    except TimeoutError:
+        log.warning("%s did not finish within %.0f s; going on", step, seconds)
+    except Exception:
+        log.exception("%s failed", step)
 
 
 def slack_call_metrics() -> aiohttp.TraceConfig:
@@ -112,6 +143,15 @@ class Bot:
     settings: Settings
     watches: Watches
     scheduler: DigestScheduler | None = None
+    role: Role = "all"
+    #: the job queue (``WD_JOB_QUEUE``), and this process's worker of it (roles ``all`` and ``worker``)
+    queue: RequestQueue | None = None
+    worker: RequestWorker | None = None
+
+    @property
+    def answers(self) -> bool:
+        """Whether requests are answered in this process (not an ack-only one): watches, digests, takeovers."""
+        return self.role != "ack"
 
     async def start(self) -> None:
         """Open the connection pools (Slack Web API; Run:ai and OSMO), resume the active watches no live
@@ -126,16 +166,25 @@ class Bot:
                 response_class=bounded_response_class(),
             )
         share_connections()  # Run:ai and OSMO connections reused across diagnoses
+        if not self.answers:
+            return  # an ack-only process: the workers answer, poll the watches and post the digests
+        if self.worker is not None:
+            self.worker.start()
+        resumed = 0
         try:
-            resumed = await self.watches.resume()
+            async with asyncio.timeout(RESUME_SECONDS):
+                resumed = await self.watches.resume()
+        except TimeoutError:
+            log.warning("resuming watches took over %.0f s: the sweeper carries on the rest", RESUME_SECONDS)
         except Exception:
             log.exception("could not resume watches")
-            resumed = 0
         if resumed:
             log.info("resumed %d watch(es)", resumed)
         if self.store.redis is not None:
             self.tracker.spawn(self.watches.sweep_forever(), name="watch-sweeper", daemon=True)
+        if self.store.redis is not None and self.queue is None:
             # questions acked by a replica that died (issue 24): dispatched again, the claim decides who answers
+            # (with a job queue the queue keeps every acked request until a worker answered it)
             orphans = Orphans(self.store, self.redispatch, self.settings.event_lease / 3)
             self.tracker.spawn(orphans.sweep_forever(), name="question-sweeper", daemon=True)
         schedules = self.policy.schedules()
@@ -151,29 +200,36 @@ class Bot:
                 tick=self.settings.digest_tick,
                 lease_ttl=self.settings.digest_lease,
             )
-            self.doctor.digests.schedule_states = self.scheduler.states_of  # digest status shows failures
             self.tracker.spawn(self.scheduler.run_forever(), name="digest-scheduler", daemon=True)
             log.info("%d scheduled digest(s)", len(schedules))
 
     async def redispatch(self, body: dict[str, Any]) -> None:
-        """Dispatch a kept request again (a question taken over, :class:`bot.claims.Orphans`): its signature was
+        """Dispatch a kept request again (a question taken over, :class:`handlers.claims.Orphans`): its signature was
         checked when it first arrived, so it goes in as Socket Mode requests do (no signature), through every
         middleware, the claim first."""
         await self.app.async_dispatch(AsyncBoltRequest(body=body, mode="socket_mode"))
 
     async def close(self, grace: float = 60.0) -> None:
-        await self.watches.stop()
+        """Stop the watches and the scheduled slots (their leases released), drain the diagnoses (``grace``
+        seconds), then close the pools; every step is bounded (:data:`CLOSE_STEP_SECONDS`). A worker stops taking jobs
+        first (a job cut short is retried by another worker)."""
+        if self.worker is not None:
+            await _bounded("stopping the job worker", self.worker.stop(), CLOSE_STEP_SECONDS)
+        await _bounded("stopping the watches", self.watches.stop(), CLOSE_STEP_SECONDS)
         if self.scheduler is not None:
-            await self.scheduler.stop()
+            await _bounded("stopping the digest scheduler", self.scheduler.stop(), CLOSE_STEP_SECONDS)
         cancelled = await self.tracker.drain(grace)
         if cancelled:
             log.warning("%d diagnosis task(s) cancelled at shutdown", cancelled)
-        await self.doctor.aclose()  # shared diagnoses whose askers were all cancelled
-        await self.store.close()
+        # shared diagnoses whose askers were all cancelled
+        await _bounded("cancelling shared diagnoses", self.doctor.aclose(), CLOSE_STEP_SECONDS)
+        await _bounded("closing the state store", self.store.close(), CLOSE_STEP_SECONDS)
+        if self.queue is not None:
+            await _bounded("closing the job queue", self.queue.close(), CLOSE_STEP_SECONDS)
         session = self.app.client.session
         if session is not None and not session.closed:
-            await session.close()
-        await close_shared_connections()
+            await _bounded("closing the Slack session", session.close(), CLOSE_STEP_SECONDS)
+        await _bounded("closing the Run:ai and OSMO connections", close_shared_connections(), CLOSE_STEP_SECONDS)
 
 
 async def _team_id(client: AsyncWebClient) -> str:
@@ -192,9 +248,14 @@ def build_bot(
     store: Store | None = None,
     policy: Policy | None = None,
     answer_fn: AnswerFn | None = None,
-    watch_fetch: WatchFetch | None = None,
+    watcher_for: WatcherFor | None = None,
+    role: Role = "all",
 ) -> Bot:
-    """The bot: ``AsyncApp`` with dedup/authorization/rate-limit middleware and the listeners."""
+    """The bot: ``AsyncApp`` with dedup/authorization/rate-limit middleware and the listeners; with a job queue
+    (``settings.job_queue``) also the worker's app, per ``role`` (see the module). Raises :class:`SettingsError`
+    for an ``ack`` or ``worker`` role without a job queue."""
+    if role != "all" and not (settings.job_queue and settings.redis_url):
+        raise SettingsError(f"the {role} role needs the job queue: set WD_JOB_QUEUE=true and REDIS_URL")
     preload()
     store = store or Store(settings.redis_url, prefix=settings.key_prefix)
     policy = policy or Policy.load(settings.policy_file)
@@ -212,26 +273,80 @@ def build_bot(
         process_before_response=False,
         ignoring_self_events_enabled=True,
     )
-    doctor = Doctor(backends, store, policy, answer_fn=answer_fn, conversation_ttl=settings.conversation_ttl)
-    doctor.rate_limit = settings.rate_limit
     client = app.client
+    reports = conversation_reports(store, backends, answer_fn)
+
+    async def report(question: Question, surface: Surface, root: str | None, footer: str | None) -> None:
+        await report_in_thread(reports, question, surface, root, footer=footer, fresh=True)
+
+    async def groups(user: str) -> set[str]:
+        return await user_groups(policy, store, client, user)
+
     watches = Watches(
-        doctor,
+        policy,
         store,
         tracker.spawn,
         lambda channel: SlackSurface(client, channel),
-        fetch=watch_fetch,
+        backends=backends,
+        report=report,
+        groups=groups,
+        watcher_for=watcher_for,
         scale=settings.watch_scale,
         min_interval=settings.watch_min_interval,
         ttl=settings.watch_ttl,
         lease_margin=settings.watch_lease,
     )
-    doctor.watches = watches
-    doctor.digests = DigestDesk(backends, policy, store=store)
-    middleware.install(app, store=store, policy=policy, spawn=tracker.spawn, settings=settings)
-    listeners.register(app, doctor, tracker.spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
-    feedback.register(app, doctor, FeedbackStore.for_settings(store, settings), tracker.spawn)  # issue 28
-    return Bot(app=app, doctor=doctor, store=store, policy=policy, tracker=tracker, settings=settings, watches=watches)
+    doctor = Doctor(
+        backends,
+        store,
+        policy,
+        reports=reports,
+        conversation_ttl=settings.conversation_ttl,
+        rate_limit=settings.rate_limit,
+        digests=DigestDesk(backends, policy, store=store),
+        commands=(watches,),
+    )
+    votes = FeedbackStore.for_settings(store, settings)
+
+    def wire(target: AsyncApp, spawn: Callable[..., Any], claims: bool) -> None:
+        middleware.install(target, store=store, policy=policy, spawn=tracker.spawn, settings=settings, claims=claims)
+        listeners.register(target, doctor, spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
+        feedback.register(target, doctor, votes, spawn)  # issue 28
+
+    queue: RequestQueue | None = None
+    worker: RequestWorker | None = None
+    if settings.job_queue and settings.redis_url:
+        queue = RequestQueue(
+            settings.redis_url,
+            prefix=settings.key_prefix,
+            max_depth=settings.queue_max,
+            heartbeat=settings.job_heartbeat,
+        )
+        # the Slack-facing app acks and hands the work over; the worker's app answers (claims on, work run here)
+        wire(app, HandOver(queue, tracker.spawn, middleware.tell_privately), claims=False)
+        if role != "ack":
+            answering = AsyncApp(
+                client=client,
+                request_verification_enabled=False,  # its requests were verified by the ack tier
+                process_before_response=False,
+                ignoring_self_events_enabled=True,
+            )
+            wire(answering, tracker.spawn, claims=True)
+            worker = RequestWorker(queue, answering, concurrency=settings.worker_concurrency)
+    else:
+        wire(app, tracker.spawn, claims=True)
+    return Bot(
+        app=app,
+        doctor=doctor,
+        store=store,
+        policy=policy,
+        tracker=tracker,
+        settings=settings,
+        watches=watches,
+        role=role,
+        queue=queue,
+        worker=worker,
+    )
 
 
 #: How far a request's ``X-Slack-Request-Timestamp`` may be from now, seconds (Slack's own rule).
@@ -482,6 +597,51 @@ async def run_socket(bot: Bot, health_port: int | None = None, host: str = "127.
         log.info("shutting down: closing the socket, draining diagnoses")
     finally:
         await handler.close_async()
+        await bot.close()
+        if runner is not None:
+            await runner.cleanup()
+
+
+async def run_worker(bot: Bot, health_port: int | None = None, host: str = "127.0.0.1") -> None:
+    """A worker process (issue 26 §1: ``workload-doctor worker``) until SIGTERM/SIGINT: it answers the queued
+    requests, polls the watches and posts the scheduled digests, then drains and closes. With ``health_port`` a
+    small HTTP server on ``host`` answers ``/healthz`` (its job worker running), ``/readyz`` (Redis) and
+    ``/metrics``."""
+    from aiohttp import web
+
+    await bot.start()
+    runner: web.AppRunner | None = None
+    try:
+        if health_port is not None:
+
+            async def healthz(request: web.Request) -> web.Response:
+                alive = bot.worker is not None and bot.worker.running
+                return web.Response(status=200 if alive else 503, text="ok" if alive else "worker stopped")
+
+            async def readyz(request: web.Request) -> web.Response:
+                ok = await bot.store.ping()
+                return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
+
+            async def metrics_endpoint(request: web.Request) -> web.Response:
+                body, content_type = metrics.exposition()
+                return web.Response(body=body, headers={"Content-Type": content_type})
+
+            health = web.Application()
+            health.router.add_get("/healthz", healthz)
+            health.router.add_get("/readyz", readyz)
+            health.router.add_get("/metrics", metrics_endpoint)
+            runner = web.AppRunner(health)
+            await runner.setup()
+            await web.TCPSite(runner, host, health_port).start()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        log.info("worker started: answering queued requests")
+        await stop.wait()
+        log.info("shutting down: the jobs in progress finish or are retried by another worker")
+    finally:
         await bot.close()
         if runner is not None:
             await runner.cleanup()

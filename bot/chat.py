@@ -65,9 +65,9 @@ async def chat(
 ) -> None:
     """Run the conversation until ``quit`` or end of input."""
     access = policy or Policy()
-    doctor = Doctor(backends, Store(None), access, answer_fn=answer_fn)
+    store = Store(None)
     # digests on demand ("digest 24h", "what failed today?"), as in Slack (no schedules in a terminal)
-    doctor.digests = DigestDesk(backends, access, store=doctor.store)
+    doctor = Doctor(backends, store, access, answer_fn=answer_fn, digests=DigestDesk(backends, access, store=store))
     surface = TerminalSurface(out)
 
     def default_read() -> str | None:

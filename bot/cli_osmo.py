@@ -2,8 +2,8 @@
 
 Every command takes ``--snapshot FILE`` (serve a snapshot in the sandbox) or uses ``OSMO_URL`` /
 ``OSMO_TOKEN``, and answers through the same :func:`diagnosis.answer.answer` as ``diagnose``.
-``watch`` polls with the spec's cadence (:mod:`diagnosis.osmo.watch`), prints each state change
-and the final report, and stops at a terminal state (or after ``--max-polls``).
+``watch`` follows the workflow with the one watch loop (:func:`diagnosis.watching.follow`, the spec's cadence),
+prints each state change and the final report, and stops at a terminal state (or after ``--max-polls``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from bot.cli_app import DebugOpt, Format, FormatOpt, backends_for, emit, run_gua
 # The diagnosis core is imported where used (issue 26 §2): ``--help`` loads none of it.
 if TYPE_CHECKING:
     from diagnosis.answer import Backends
+    from diagnosis.osmo.watch import StateChange, WatchState
     from diagnosis.question import Kind
     from diagnosis.report import Report
+    from diagnosis.watching import Ending
 
 SnapshotOpt = Annotated[str | None, typer.Option("--snapshot", help="Serve this snapshot in a sandbox.")]
 WorkflowArg = Annotated[str, typer.Argument(help="OSMO workflow ID, e.g. sdg-render-7.")]
@@ -73,6 +75,27 @@ def explain_cmd(
     _ask("osmo_explain", f"what does workflow {workflow} do", workflow, snapshot, fmt, debug)
 
 
+class _Printer:
+    """The terminal's side of the one watch loop (:func:`diagnosis.watching.follow`): each poll in a line."""
+
+    def __init__(self, workflow: str) -> None:
+        self.workflow = workflow
+
+    async def seen(self, state: WatchState, change: StateChange | None) -> None:
+        if change is not None:
+            typer.echo(change.sentence())
+        elif not state.done:
+            typer.echo(f"{self.workflow}: still {state.status} (next poll in {state.interval():g} s)")
+
+    async def ended(self, state: WatchState, ending: Ending, failures: int) -> None:
+        from diagnosis.watching import Ending
+
+        if ending is Ending.GONE:
+            return  # the report that follows says the workflow was not found
+        if ending is Ending.GAVE_UP:
+            typer.echo(f"{self.workflow}: OSMO did not answer {failures} polls in a row; stopped watching.")
+
+
 def watch_cmd(
     workflow: WorkflowArg,
     snapshot: SnapshotOpt = None,
@@ -84,35 +107,27 @@ def watch_cmd(
     """Follow a workflow to a terminal state, printing each state change, then the final report."""
     from diagnosis.answer import answer
     from diagnosis.logs import setup_logging
+    from diagnosis.osmo.watch import WatchState
     from diagnosis.question import Question
 
     setup_logging(logging.DEBUG if debug else logging.WARNING)
-    from diagnosis.osmo.client import OsmoClient
-    from diagnosis.osmo.watch import WatchState, watch, work_kind
+    from diagnosis.backends import backend_of
+    from diagnosis.watching import follow
 
     def run() -> Report:
         with backends_for(snapshot) as (backends, _ask_keys):
             _require_osmo(backends)
-            config = backends.osmo
-            assert config is not None
+            watcher = backend_of("osmo").watcher(backends)
+            assert watcher is not None
 
-            async def follow() -> Report:
-                async with OsmoClient(config) as client:
-                    first = await client.get_workflow(workflow)
-                    state = WatchState(workflow_id=workflow, kind=work_kind(first), user_cadence_s=interval)
-
-                    async def fetch(wid: str) -> str:
-                        return (await client.get_workflow(wid)).status
-
-                    async for current, change in watch(state, fetch, clock=backends.now, max_polls=max_polls):
-                        if change is not None:
-                            typer.echo(change.sentence())
-                        elif not current.done:
-                            typer.echo(f"{workflow}: still {current.status} (next poll in {current.interval():g} s)")
+            async def watch_it() -> Report:
+                async with watcher as poll:
+                    state = WatchState(workflow_id=workflow, user_cadence_s=interval)
+                    await follow(state, poll, _Printer(workflow), clock=backends.now, max_polls=max_polls)
                 question = Question(text=f"status of workflow {workflow}", workflow_id=workflow, kind="osmo_status")
                 return await answer(question, backends)
 
-            return asyncio.run(follow())
+            return asyncio.run(watch_it())
 
     emit(run_guarded(run, debug), fmt)
 

@@ -6,8 +6,10 @@
 1. Every replica ticks; for each schedule it computes the latest due slot and skips it when the state
    record says that slot (or a later one) is done.
 2. To run a slot a replica takes the schedule's lease (``digest:<team>:<channel>:<name>``, with a fresh
-   fencing token) and renews it while it works. Only the holder writes the state record, and only through
-   :meth:`~bot.state.Store.fenced_put`, so a holder that stalled past its lease cannot overwrite a successor.
+   fencing token) with the one lease holder of claimed work (:class:`diagnosis.lease.Lease`), which renews it
+   while it works. Only the holder writes the state record (:func:`handlers.digests.schedule_state_key`), and
+   only through :meth:`~diagnosis.lease.Lease.put`, so a holder that stalled past its lease cannot overwrite a
+   successor.
 3. Before posting, the holder records a *posting* marker (the slot's idempotency key); a later claimer never
    resets it. A claimer that finds the marker of its own slot first looks the message up by its Slack
    ``metadata`` (the key) and adopts it instead of posting again (the replica that posted died before it
@@ -38,7 +40,6 @@ Nothing lost, nothing twice (issue 24):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -48,14 +49,19 @@ from typing import Any, Protocol
 
 from bot.policy import DigestSchedule
 from diagnosis import digests, metrics
+from diagnosis.cancelling import checkpoint
 from diagnosis.digests import DigestAsk
-from handlers.digests import METADATA_TYPE, DigestDesk, DigestSurface
+from diagnosis.lease import Lease
+from handlers.digest_blocks import REFRESH_ACTION
+from handlers.digests import METADATA_TYPE, DigestDesk, DigestSurface, schedule_state_key
 
 log = logging.getLogger(__name__)
 STATE_TTL = 30 * 86400
 #: Seconds before a failed slot is tried again the first time; each failure doubles it, up to :data:`RETRY_MAX`.
 RETRY_FIRST = 60.0
 RETRY_MAX = 3600.0
+#: Seconds a shutdown waits for the cancelled slots to end.
+STOP_SECONDS = 10.0
 
 
 def due_slot(schedule: DigestSchedule, now: datetime) -> datetime:
@@ -123,18 +129,19 @@ class DigestScheduler:
         return f"digest:{self.team}:{schedule.channel}:{schedule.name}"
 
     def _state(self, schedule: DigestSchedule) -> tuple[str, ...]:
-        return ("digeststate", str(self.team), schedule.channel, schedule.name)
+        return schedule_state_key(str(self.team), schedule.channel, schedule.name)
+
+    def _lease(self, schedule: DigestSchedule) -> Lease:
+        # a slot is run only under the shared lease: with the store away, a late digest beats a duplicate one
+        return Lease(self.store, self._name(schedule), self.lease_ttl, owner=self.owner, shared_only=True)
 
     async def state(self, schedule: DigestSchedule) -> dict[str, Any]:
         raw = await self.store.get_json(*self._state(schedule))
         return raw if isinstance(raw, dict) else {}
 
-    async def states_of(self, channel: str) -> dict[str, dict[str, Any]]:
-        """The state records of ``channel``'s schedules, by schedule name (for ``/diagnose digest status``)."""
-        return {s.name: await self.state(s) for s in self.schedules if s.channel == channel}
-
     async def run_forever(self) -> None:
         while True:
+            checkpoint()
             try:
                 await self.tick_once()
             except Exception:
@@ -171,44 +178,26 @@ class DigestScheduler:
             self.running[name] = asyncio.create_task(self.run_slot(schedule, slot), name=f"digest-{schedule.name}")
 
     async def stop(self) -> None:
-        for task in self.running.values():
+        """Cancel the slots in progress (each gives its lease up as it ends), waiting :data:`STOP_SECONDS` at most."""
+        tasks = [task for task in self.running.values() if not task.done()]
+        for task in tasks:
             task.cancel()
-        for task in self.running.values():
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        for schedule in self.schedules:
-            await self.store.release(self._name(schedule), self.owner)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=STOP_SECONDS)
+            if pending:
+                log.warning("%d digest slot(s) did not stop within %.0f s", len(pending), STOP_SECONDS)
 
     async def run_slot(self, schedule: DigestSchedule, slot: datetime) -> None:
         """Claim ``slot`` and post its digest once (see the module docstring)."""
-        lease = self._name(schedule)
-        token = await self.store.lease(lease, self.owner, self.lease_ttl)
-        if not token:  # another replica holds it, or Redis is down (a late digest beats a duplicate one)
-            return
-        lost = asyncio.Event()
+        async with self._lease(schedule) as lease:
+            if not lease.held:  # another replica holds it, or Redis is down (a late digest beats a duplicate one)
+                return
+            try:
+                await self._run_slot(schedule, slot, lease)
+            except SlotFailed as failed:
+                await self._failed(schedule, slot, lease, failed.cause)
 
-        async def renew() -> None:
-            while True:
-                await asyncio.sleep(self.lease_ttl / 3)
-                if await self.store.lease(lease, self.owner, self.lease_ttl) != token:
-                    lost.set()
-                    return
-
-        keeper = asyncio.create_task(renew())
-        try:
-            await self._run_slot(schedule, slot, lease, token, lost)
-        except SlotFailed as failed:
-            await self._failed(schedule, slot, lease, token, failed.cause)
-        finally:
-            keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
-            if not lost.is_set():
-                await self.store.release(lease, self.owner)
-
-    async def _run_slot(
-        self, schedule: DigestSchedule, slot: datetime, lease: str, token: int, lost: asyncio.Event
-    ) -> None:
+    async def _run_slot(self, schedule: DigestSchedule, slot: datetime, lease: Lease) -> None:
         iso = f"{slot:%Y-%m-%dT%H:%M:%SZ}"
         state = await self.state(schedule)
         if str(state.get("last_slot") or "") >= iso:
@@ -232,14 +221,14 @@ class DigestScheduler:
             failed = None
             if ts is None:
                 marked = {**state, "posting": {"key": key, "at": time.time()}}
-                if not await self.store.fenced_put(lease, self.owner, token, self._state(schedule), marked, STATE_TTL):
+                if not await lease.put(self._state(schedule), marked, STATE_TTL):
                     return  # the lease moved on
                 digest = await self.desk.build(ask, start=start, end=slot)
                 failed = digest.failed
                 if isinstance(state.get("failed"), int):
                     digest = digest.model_copy(update={"previous_failed": state["failed"]})
                 digest = await self.desk.mark_seen(schedule.channel, digest)
-                if lost.is_set():
+                if lease.lost.is_set():
                     return  # a successor holds the slot now: it will look for this message before posting
                 if digest.failed >= schedule.min_failures:
                     ts = await self.desk.publish(surface, ask, digest, key=key)
@@ -257,7 +246,7 @@ class DigestScheduler:
             "schedule": fingerprint(schedule),
             "last_posted": {"ts": ts, "slot": iso} if ts else state.get("last_posted"),  # digest status
         }
-        if await self.store.fenced_put(lease, self.owner, token, self._state(schedule), done, STATE_TTL):
+        if await lease.put(self._state(schedule), done, STATE_TTL):
             self.runs += 1
             metrics.DIGEST_RUNS.labels("adopted" if failed is None else "posted" if ts else "skipped").inc()
         else:
@@ -296,7 +285,7 @@ class DigestScheduler:
                 str(e.get("value") or "")
                 for b in message.get("blocks") or []
                 for e in b.get("elements") or []
-                if isinstance(e, dict) and e.get("action_id") == "wd_digest_refresh"
+                if isinstance(e, dict) and e.get("action_id") == REFRESH_ACTION
             ),
             "",
         )
@@ -314,10 +303,11 @@ class DigestScheduler:
         one) is done, so its first digest is at its next slot and covers the time since ``slot`` (since its previous
         digest when that is later), never a catch-up of ``max_window``. A schedule whose record is gone while Slack
         has its digests (Redis lost) is not new: :meth:`run_slot` recovers it from the channel."""
-        lease = self._name(schedule)
-        token = await self.store.lease(lease, self.owner, self.lease_ttl)
-        if not token:
-            return
+        async with self._lease(schedule) as lease:
+            if lease.held:
+                await self._start(schedule, slot, lease)
+
+    async def _start(self, schedule: DigestSchedule, slot: datetime, lease: Lease) -> None:
         try:
             state = await self.state(schedule)
             if not is_new(schedule, state):
@@ -329,7 +319,7 @@ class DigestScheduler:
                 if lookup is not None and await lookup(METADATA_TYPE, prefix, floor) is not None:
                     # not new: its record is gone (Redis lost) and the next tick recovers it from the channel
                     kept = {"schedule": fingerprint(schedule)}
-                    await self.store.fenced_put(lease, self.owner, token, self._state(schedule), kept, STATE_TTL)
+                    await lease.put(self._state(schedule), kept, STATE_TTL)
                     return
             last_end = _parse(state.get("last_end"))
             start = max(last_end, slot) if last_end is not None else slot
@@ -341,14 +331,12 @@ class DigestScheduler:
                 "posting": None,
                 "failure": None,
             }
-            await self.store.fenced_put(lease, self.owner, token, self._state(schedule), fresh, STATE_TTL)
+            await lease.put(self._state(schedule), fresh, STATE_TTL)
             log.info("digest %s of %s: new or changed schedule: first digest at its next slot", *_named(schedule))
         except Exception:
             log.exception("digest %s of %s: could not start the schedule", *_named(schedule))
-        finally:
-            await self.store.release(lease, self.owner)
 
-    async def _failed(self, schedule: DigestSchedule, slot: datetime, lease: str, token: int, exc: Exception) -> None:
+    async def _failed(self, schedule: DigestSchedule, slot: datetime, lease: Lease, exc: Exception) -> None:
         """Record that ``slot`` failed (``exc``) and when it may be tried again (see the module docstring)."""
         state = await self.state(schedule)
         before = state.get("failure")
@@ -369,7 +357,7 @@ class DigestScheduler:
             wait,
         )
         state = {**state, "failure": failure}
-        await self.store.fenced_put(lease, self.owner, token, self._state(schedule), state, STATE_TTL)
+        await lease.put(self._state(schedule), state, STATE_TTL)
 
 
 class SlotFailed(Exception):

@@ -38,7 +38,7 @@ from pydantic import Field, ValidationInfo, field_validator
 from diagnosis.config import ConfigError, environment
 from diagnosis.envsettings import MappingSettings
 
-Mode = Literal["http", "socket", "chat"]
+Mode = Literal["http", "socket", "worker", "chat"]
 #: what stands for a password in a URL shown to a person
 HIDDEN = "****"
 
@@ -166,6 +166,23 @@ class BotEnv(MappingSettings):
         description="Seconds a replica's claim of a Slack event lasts without renewal; a redelivery of an event "
         "whose replica died mid-answer is answered once it expires.",
     )
+    WD_JOB_QUEUE: bool = Field(
+        False,
+        description="`true`: the Slack-facing process verifies, acks and enqueues each request on the job queue "
+        "in Redis, and worker processes answer it (`workload-doctor worker`; `serve` runs one in process unless "
+        "given `--ack-only`). Needs REDIS_URL. `false`: every replica answers what it acks.",
+    )
+    WD_QUEUE_MAX: int = Field(
+        1000,
+        description="Requests waiting on the job queue at most; beyond it the asker is told the bot is busy and to "
+        "try again in a minute (never dropped silently).",
+    )
+    WD_JOB_HEARTBEAT: float = Field(
+        10.0,
+        description="Seconds a worker's job may go without a sign of life before another worker takes it over "
+        "(a worker that died mid-answer); the takeover also waits for the event's claim to expire.",
+    )
+    WD_WORKER_CONCURRENCY: int = Field(16, description="Requests one worker process answers at once.")
     WD_ACK_REDIS_BUDGET: float = Field(
         0.2,
         description="Seconds the ack of a request waits for Redis (event dedup, user groups) before it goes on "
@@ -200,6 +217,8 @@ class BotEnv(MappingSettings):
         "WD_FEEDBACK_RETENTION_DAYS",
         "WD_FEEDBACK_MAX_WORLD_BYTES",
         "WD_FEEDBACK_MAX_ANSWERS",
+        "WD_QUEUE_MAX",
+        "WD_WORKER_CONCURRENCY",
         mode="before",
     )
     @classmethod
@@ -217,6 +236,7 @@ class BotEnv(MappingSettings):
         "WD_DIGEST_LEASE",
         "WD_EVENT_LEASE",
         "WD_ACK_REDIS_BUDGET",
+        "WD_JOB_HEARTBEAT",
         mode="before",
     )
     @classmethod
@@ -266,6 +286,10 @@ class Settings:
     feedback_retention_days: int = 30
     feedback_max_world_bytes: int = 2_000_000
     feedback_max_answers: int = 20_000
+    job_queue: bool = False
+    queue_max: int = 1000
+    job_heartbeat: float = 10.0
+    worker_concurrency: int = 16
 
     @classmethod
     def from_env(cls, mode: Mode, env: Mapping[str, str] | None = None) -> Settings:
@@ -277,6 +301,8 @@ class Settings:
             needed.append("SLACK_SIGNING_SECRET")
         elif mode == "socket":
             needed.append("SLACK_APP_TOKEN")
+        elif mode == "worker":
+            pass  # a worker answers through the Web API; Slack never calls it
         else:
             needed = []
         missing = [n for n in needed if not env.get(n)]
@@ -301,6 +327,8 @@ class Settings:
         if policy and not os.path.exists(policy):
             raise SettingsError(f"WD_POLICY_FILE {policy!r} does not exist")
         typed = BotEnv.read(env)
+        if mode == "worker" and not typed.WD_JOB_QUEUE:
+            raise SettingsError("a worker answers queued requests: set WD_JOB_QUEUE=true (and REDIS_URL)")
         return cls(
             bot_token=token,
             signing_secret=typed.SLACK_SIGNING_SECRET,
@@ -325,6 +353,10 @@ class Settings:
             feedback_retention_days=typed.WD_FEEDBACK_RETENTION_DAYS,
             feedback_max_world_bytes=typed.WD_FEEDBACK_MAX_WORLD_BYTES,
             feedback_max_answers=typed.WD_FEEDBACK_MAX_ANSWERS,
+            job_queue=typed.WD_JOB_QUEUE,
+            queue_max=typed.WD_QUEUE_MAX,
+            job_heartbeat=typed.WD_JOB_HEARTBEAT,
+            worker_concurrency=typed.WD_WORKER_CONCURRENCY,
         )
 
 

@@ -8,11 +8,11 @@ on the next command, so the bot recovers by itself when Redis returns.
 
 Without a URL (the terminal twin) everything lives in process memory.
 
-Leases (:meth:`Store.lease`): the one mechanism for scheduled work. A lease ``lease:<name>`` holds
-``owner|token`` (``SET PX``, renewed while its holder works); every fresh holder gets a new fencing
-token from ``leasetoken:<name>``, and shared state is written only through :meth:`Store.fenced_put`,
-which checks the lease and the token atomically, so a holder that stalled past its lease cannot
-overwrite its successor.
+Leases (:meth:`Store.lease`): the one mechanism for claimed work, held through the one lease holder
+:class:`diagnosis.lease.Lease`. A lease ``lease:<name>`` holds ``owner|token`` (``SET PX``, renewed while
+its holder works); every fresh holder gets a new fencing token from ``leasetoken:<name>``, and shared state
+is written only through :meth:`Store.fenced_put`, which checks the lease and the token atomically, so a
+holder that stalled past its lease cannot overwrite its successor.
 
 Watches (``/diagnose watch <workflow>``): one key per watch (``watch:<id>``, the id naming team,
 channel, thread and workflow) holding its JSON, a set ``watches`` indexing the active ones, and the
@@ -27,7 +27,6 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -37,26 +36,13 @@ from redis.retry import Retry
 
 from diagnosis import metrics
 from diagnosis.redact import redact
+from handlers.claims import EventClaimed
+from handlers.watch import WATCH_TTL
 
 log = logging.getLogger(__name__)
 
 _ERRORS = (RedisError, OSError, TimeoutError)
-#: a watch's JSON is kept this long after its last save (a forgotten watch cannot live forever)
-WATCH_TTL = 14 * 86400
 
-# compare-and-extend / compare-and-delete of a lease (KEYS[1] lease key, ARGV[1] owner, ARGV[2] ms)
-_RENEW = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
 # A lease: KEYS[1] the lease ("owner|token"), KEYS[2] its token counter; ARGV[1] owner, ARGV[2] ms.
 # Free: a new fencing token (INCR) and the lease; held by ARGV[1]: renewed, same token; else 0.
 _LEASE = """
@@ -122,17 +108,6 @@ EVENT_STATE_TTL = 3600
 QUESTION_TTL = 1800
 #: the largest request kept for a takeover (a Slack event or command is a few KiB)
 QUESTION_MAX_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True)
-class EventClaimed:
-    """What :meth:`Store.claim_event` found: ``token`` > 0 the event is ours (fencing token), 0 another replica
-    holds it, -1 it was answered; ``state`` what the previous holder recorded (its progress message);
-    ``shared`` False when Redis was unavailable and the claim was made in process memory only."""
-
-    token: int
-    state: dict[str, Any]
-    shared: bool = True
 
 
 _BACKGROUND: set[asyncio.Task[Any]] = set()  # Redis writes the ack did not wait for (strong references)
@@ -495,7 +470,7 @@ class Store:
         self, event_id: str, owner: str, ttl: float, body: dict[str, Any] | None = None
     ) -> EventClaimed:
         """Claim the Slack event ``event_id`` for ``ttl`` seconds (the lease ``evt:<id>``, renewed with
-        :meth:`lease` while the answer is worked on, see :mod:`bot.claims`).
+        :meth:`lease` while the answer is worked on, see :mod:`handlers.claims`).
 
         An event whose state says it was answered stays a duplicate; one whose holder died (its lease expired
         unanswered) is claimed again, with the state its holder recorded. With Redis down the claim is made in
@@ -593,15 +568,6 @@ class Store:
             elif not held and len(orphans) < limit:
                 orphans.append(body)
         return orphans
-
-    async def acquire_lease(self, watch_id: str, owner: str, ttl: float) -> bool | None:
-        """The polling lease of a watch (:meth:`lease` ``watch:<id>``): True when ``owner`` holds it, False when
-        another replica does, None when Redis is unavailable (the caller keeps polling from memory)."""
-        token = await self.lease(f"watch:{watch_id}", owner, ttl)
-        return None if token is None else token > 0
-
-    async def release_lease(self, watch_id: str, owner: str) -> None:
-        await self.release(f"watch:{watch_id}", owner)
 
     async def close(self) -> None:
         if self.redis is not None:

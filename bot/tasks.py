@@ -3,8 +3,9 @@ and all are drained on shutdown (SIGTERM).
 
 Workflow watches run here too (they are cancelled first at shutdown: their state is in Redis and
 another replica carries them on). A task spawned while a Slack request's work is current
-(:data:`bot.shedding.CURRENT`, set by the middleware) runs as part of that work (:meth:`bot.shedding.Work.run`:
-its event claim confirmed and renewed, its in-flight slot freed when the last of its tasks ends). ``daemon``
+(:data:`handlers.shedding.CURRENT`, set by the middleware) runs as part of that work
+(:meth:`handlers.shedding.Work.run`: its event claim confirmed and renewed, its in-flight slot freed when the
+last of its tasks ends). ``daemon``
 tasks (the watch sweeper) never end by themselves: :meth:`TaskTracker.idle` does not wait for them and
 :meth:`TaskTracker.drain` cancels them at once."""
 
@@ -16,9 +17,15 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from bot import shedding
+from handlers import shedding
 
 log = logging.getLogger(__name__)
+#: Seconds a drain waits for cancelled tasks to end.
+DAEMON_STOP_SECONDS = 10.0
+
+
+def _names(tasks: set[asyncio.Task[Any]]) -> str:
+    return ", ".join(sorted(task.get_name() for task in tasks))
 
 
 class TaskTracker:
@@ -59,7 +66,10 @@ class TaskTracker:
         for task in daemons:
             task.cancel()
         if daemons:
-            await asyncio.gather(*daemons, return_exceptions=True)
+            # bounded: a daemon whose cancellation is swallowed (a library retrying inside) must not hold the drain
+            _, stuck = await asyncio.wait(daemons, timeout=DAEMON_STOP_SECONDS)
+            if stuck:
+                log.warning("%d background loop(s) did not stop when cancelled: %s", len(stuck), _names(stuck))
         pending = set(self._tasks)
         if not pending:
             return 0
@@ -68,7 +78,9 @@ class TaskTracker:
         for task in still:
             task.cancel()
         if still:
-            await asyncio.gather(*still, return_exceptions=True)
+            _, stuck = await asyncio.wait(still, timeout=DAEMON_STOP_SECONDS)
+            if stuck:
+                log.warning("%d task(s) did not stop when cancelled: %s", len(stuck), _names(stuck))
         return len(still)
 
     async def idle(self, limit: float = 30.0) -> None:

@@ -77,6 +77,15 @@ DEDUP_FALLBACKS = Counter(
     registry=REGISTRY,
 )
 IN_FLIGHT = Gauge(PREFIX + "in_flight", "Diagnosis requests this replica is working on", registry=REGISTRY)
+QUEUE_DEPTH = Gauge(
+    PREFIX + "queue_depth", "Requests waiting on the job queue for a worker (WD_JOB_QUEUE)", registry=REGISTRY
+)
+JOB_SECONDS = Histogram(
+    PREFIX + "job_seconds",
+    "Seconds from a request's enqueueing to the end of its answer by a worker (WD_JOB_QUEUE)",
+    buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300),
+    registry=REGISTRY,
+)
 SHED = Counter(
     PREFIX + "shed_requests",
     "Requests answered 'busy' (WD_MAX_IN_FLIGHT reached), by kind",
@@ -195,7 +204,7 @@ KNOWN: tuple[tuple[Any, list[tuple[str, ...]]], ...] = (
     (CACHE_MISSES, [(system,) for system in OUTCOMES]),
     (EVENT_CLAIMS, [(o,) for o in ("new", "takeover", "duplicate", "held", "memory", "orphan")]),
     (DEDUP_FALLBACKS, [(r,) for r in ("slow", "unavailable", "slow_user_groups")]),
-    (SHED, [(k,) for k in ("command", "event_callback", "block_actions")]),
+    (SHED, [(k,) for k in ("command", "event_callback", "block_actions", "queue_full")]),
     (
         SLACK_FALLBACKS,
         [(k,) for k in ("update_to_post", "post_to_response_url", "to_ephemeral", "to_direct_message")],

@@ -1,8 +1,10 @@
 """The claim of one Slack event (issue 15 §2, §3): answered at least once, never twice by two live replicas.
 
-A delivery claims ``evt:<event_id>`` with a lease (:meth:`bot.state.Store.claim_event`) before its work; the
-worker renews the lease while it answers and marks the event done at the end (a fenced write, so a replica
-that stalled past its lease cannot mark its successor's work). A redelivery finds:
+A delivery claims ``evt:<event_id>`` with a lease (:meth:`ClaimStore.claim_event`, one script that also returns
+the lease's fencing token) before its work; the lease is then held by the one lease holder of claimed work
+(:class:`diagnosis.lease.Lease`: renewed every third of its lease while the answer is worked on, a lost signal)
+and the event is marked done at the end (a fenced write, so a replica that stalled past its lease cannot mark its
+successor's work). A redelivery finds:
 
 * the event done: a duplicate, dropped;
 * the lease held: another replica is answering it, dropped;
@@ -25,36 +27,61 @@ the ack, before the work (:meth:`EventClaim.confirm`): a duplicate is caught onc
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
-from bot.state import EventClaimed
 from diagnosis import metrics
+from diagnosis.cancelling import checkpoint
+from diagnosis.lease import Lease, LeaseStore, new_owner
 
 log = logging.getLogger(__name__)
 Verdict = Literal["answer", "duplicate", "pending"]
-_HOST = f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class EventClaimed:
+    """What :meth:`ClaimStore.claim_event` found: ``token`` > 0 the event is ours (fencing token), 0 another replica
+    holds it, -1 it was answered; ``state`` what the previous holder recorded (its progress message);
+    ``shared`` False when the store was unavailable and the claim was made in process memory only."""
+
+    token: int
+    state: dict[str, Any] = field(default_factory=dict)
+    shared: bool = True
+
+
+class ClaimStore(LeaseStore, Protocol):
+    """What the claims need of the bot's state (:class:`bot.state.Store`): the claim with the kept request, the
+    event's fenced state, the questions not yet answered."""
+
+    async def claim_event(
+        self, event_id: str, owner: str, ttl: float, body: dict[str, Any] | None = None
+    ) -> EventClaimed: ...
+
+    async def note_event(self, event_id: str, owner: str, token: int, state: dict[str, Any]) -> bool: ...
+
+    async def forget_question(self, event_id: str) -> None: ...
+
+    async def orphaned_questions(self, limit: int = 20) -> list[dict[str, Any]]: ...
 
 
 class EventClaim:
-    def __init__(self, store: Any, event_id: str, lease: float, body: dict[str, Any] | None = None) -> None:
+    def __init__(self, store: ClaimStore, event_id: str, lease: float, body: dict[str, Any] | None = None) -> None:
         self.store = store
         self.event_id = event_id
         self.lease = lease
         self.body = body  # kept with the first claim, for a takeover
         # one owner per delivery, not per replica: a retry reaching the replica that is still answering the
         # first delivery must find the lease held, not renew it
-        self.owner = f"{_HOST}:{uuid.uuid4().hex[:10]}"
+        self.owner = new_owner()
         self.token = 0
         self._claiming: asyncio.Task[EventClaimed] | None = None
         self._stale: dict[str, Any] | None = None
         self._noted = False
-        self._renewer: asyncio.Task[None] | None = None
+        self._holding: Lease | None = None
+        #: the claim was held by another holder (alive, or dead with its lease not yet expired)
+        self.held_elsewhere = False
 
     async def begin(self, budget: float) -> Verdict:
         """Claim the event, waiting ``budget`` seconds at most: ``answer`` (ours), ``duplicate``, or
@@ -99,6 +126,7 @@ class EventClaim:
             log.info("duplicate event %s ignored (answered)", self.event_id)
             return False
         if claimed.token == 0:
+            self.held_elsewhere = True  # a queued job tries again later (handlers.shedding.Delivery)
             metrics.EVENT_CLAIMS.labels("held").inc()
             log.info("duplicate event %s ignored (another delivery is answering it)", self.event_id)
             return False
@@ -133,38 +161,43 @@ class EventClaim:
             log.warning("event %s: could not record its progress message", self.event_id)
 
     def start_renewing(self) -> None:
-        if self._renewer is None and self.token > 0:
-            self._renewer = asyncio.get_running_loop().create_task(self._renew(), name=f"renew-{self.event_id}")
-
-    async def _renew(self) -> None:
-        while True:
-            await asyncio.sleep(self.lease / 3)
-            token = await self.store.lease(f"evt:{self.event_id}", self.owner, self.lease)
-            if token == 0:
-                # stalled past the lease: a redelivery may be answered by another replica now
-                log.warning("event %s: lost its claim while answering", self.event_id)
-                return
+        """Hold the claim's lease while the answer is worked on (:class:`diagnosis.lease.Lease`, adopted with the
+        claim's token): stalled past it, a redelivery may be answered by another replica."""
+        if self._holding is None and self.token > 0:
+            self._holding = Lease(self.store, f"evt:{self.event_id}", self.lease, owner=self.owner, token=self.token)
+            self._holding.start()
 
     async def finish(self, answered: bool) -> None:
         """Stop renewing; mark the event done (``answered``) or give the claim up (cancelled at shutdown:
         a redelivery is answered by another replica at once)."""
-        if self._renewer is not None:
-            self._renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._renewer
         if self.token <= 0:
             return
+        holding = self._holding or Lease(
+            self.store, f"evt:{self.event_id}", self.lease, owner=self.owner, token=self.token
+        )
+        await holding.stop_renewing()
         if answered:
-            if await self.store.note_event(self.event_id, self.owner, self.token, {"done": True}):
+            noted = await self.store.note_event(self.event_id, self.owner, self.token, {"done": True})
+            if not noted:
+                # the lease lapsed while the answer was worked on (a stalled loop): when nobody took it meanwhile,
+                # take it again and record the answer, so a redelivery is not answered a second time
+                again = Lease(self.store, f"evt:{self.event_id}", self.lease, owner=self.owner)
+                if await again.acquire() and again.token > 0:
+                    holding, self.token = again, again.token
+                    noted = await self.store.note_event(self.event_id, self.owner, self.token, {"done": True})
+                    log.warning(
+                        "event %s: its claim had lapsed while answering; recorded answered again", self.event_id
+                    )
+            if noted:
                 await self.store.forget_question(self.event_id)
-        await self.store.release(f"evt:{self.event_id}", self.owner)
+        await holding.release()
 
 
 class Orphans:
     """Takes over the questions acked by a replica that died before answering them (see the module): at start and
     every ``every`` seconds, each kept request no live claim holds is dispatched again (``dispatch(body)``)."""
 
-    def __init__(self, store: Any, dispatch: Callable[[dict[str, Any]], Awaitable[Any]], every: float) -> None:
+    def __init__(self, store: ClaimStore, dispatch: Callable[[dict[str, Any]], Awaitable[Any]], every: float) -> None:
         self.store = store
         self.dispatch = dispatch
         self.every = max(0.2, every)
@@ -184,6 +217,7 @@ class Orphans:
 
     async def sweep_forever(self) -> None:
         while True:
+            checkpoint()
             try:
                 await self.sweep()
             except Exception:

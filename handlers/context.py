@@ -7,10 +7,16 @@ raw body, so who asked is decided once, the same way for every kind of request."
 
 from __future__ import annotations
 
+import json
+import logging
+from typing import Any
+
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from diagnosis.question import Question
 from handlers.parsing import Ask, Source
+
+log = logging.getLogger(__name__)
 
 
 def ask_in(
@@ -42,3 +48,27 @@ def ask_in(
 def channel_of(context: AsyncBoltContext) -> str | None:
     """The request's channel (a command's, an event's, a button's message's), or None."""
     return str(context.channel_id) if context.channel_id else None
+
+
+async def user_groups(policy: Any, store: Any, client: Any, user: str) -> set[str]:
+    """Slack user groups (S…) named by the policy that ``user`` belongs to (members cached 10 minutes in Redis and
+    a minute in process memory: most requests need no Redis round trip before their ack)."""
+    found: set[str] = set()
+    for group in sorted(policy.subteams()):
+        local = store.key("usergroup-local", group)
+        raw = store.memory.get(local)
+        members = json.loads(raw) if raw else await store.get_json("usergroup", group)
+        if members is None:
+            try:
+                resp = await client.usergroups_users_list(usergroup=group)
+                members = list(resp.get("users") or [])
+            except Exception:
+                # not cached: one failed lookup must not refuse the group's members for ten minutes
+                log.warning("cannot list members of user group %s", group)
+                continue
+            await store.put_json(("usergroup", group), members, 600)
+        if not raw:
+            store.memory.set(local, json.dumps(members), 60)
+        if user in members:
+            found.add(group)
+    return found

@@ -6,6 +6,10 @@ Every digest is built by :func:`diagnosis.answer.answer_digest` (the same core a
 to what may be shown: an on-demand digest shows only what the asker may diagnose (the access policy), a
 scheduled one only the scope its channel configured. The main message carries the digest's window and scope
 in its buttons, so a Refresh pressed on any replica rebuilds the same digest and updates the same message.
+
+The desk is the conversation's digest command (:class:`handlers.protocols.Command`: "digest …", "what failed
+today?"), given to the :class:`~handlers.doctor.Doctor` when it is built. ``digest status`` reads each schedule's
+state where the scheduler keeps it (:func:`schedule_state_key`).
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from diagnosis.answer import Backends, answer_digest
+from diagnosis.config import ConfigError
 from diagnosis.digest_rows import ROW_TTL
 from diagnosis.digest_text import cause_words, group_system
 from diagnosis.digests import (
@@ -33,18 +38,27 @@ from diagnosis.digests import (
     parse_digest_text,
     window_in_words,
 )
-from diagnosis.question import QuestionError, parse_text
+from diagnosis.errors import BackendUnavailable
+from diagnosis.question import Question, QuestionError, parse_text
 from diagnosis.units import parse_time
+from handlers import messages
 from handlers.blocks import Message, Snippet, escape, text_message
 from handlers.digest_blocks import REFRESH_ACTION, THREAD_ACTION, digest_thread, render_digest_blocks
-from handlers.parsing import Ask
-from handlers.protocols import DigestPolicy, JsonStore
+from handlers.parsing import Ask, strip_mentions
+from handlers.protocols import Conversation, DigestPolicy, JsonStore, Surface
+from handlers.replies import ref_id
 
 log = logging.getLogger(__name__)
 DIGEST_WORD = re.compile(r"(?i)^\s*digests?\b")
 METADATA_TYPE = "workload_doctor_digest"
 DigestFn = Callable[..., Awaitable[Digest]]
 Refuse = Callable[[], Awaitable[None]]
+
+
+def schedule_state_key(team: str, channel: str, name: str) -> tuple[str, ...]:
+    """Where the state of ``channel``'s scheduled digest ``name`` is kept (written by :mod:`bot.scheduler` under
+    its slot's lease; read by ``digest status``)."""
+    return ("digeststate", team, channel, name)
 
 
 def _named_clusters(digest: Digest) -> dict[str, str]:
@@ -176,8 +190,38 @@ class DigestDesk:
         self.store = store
         self.digest_fn: DigestFn = digest_fn or answer_digest
         self.cache = _StoreCache(store) if store is not None else None
-        #: the state records of a channel's scheduled digests by name (set by the scheduler), for ``digest status``
-        self.schedule_states: Callable[[str], Awaitable[dict[str, Any]]] | None = None
+
+    # -- the command -------------------------------------------------------------------------------
+
+    def wants(self, text: str, question: Question | None) -> bool:
+        """A digest ("digest 24h", "digest status", "what failed today?"), before any question is read."""
+        return question is None and is_digest(text)
+
+    async def run(self, talk: Conversation, ask: Ask, surface: Surface, question: Question | None) -> None:
+        """A digest of the asker's channel, cut to what the asker may see; counted against the rate limit as a
+        diagnosis is (``digest status`` is free). Errors are told to the asker only."""
+        words = DIGEST_WORD.sub("", strip_mentions(ask.text), count=1).strip().lower()
+        if words != "status" and not await talk.admit(ask, surface):
+            return
+        slack = cast("DigestSurface", surface)  # digests are offered on Slack, whose surface posts tagged messages
+        try:
+            await self.on_demand(ask, slack, lambda message: talk.reply(ask, surface, message, private=True))
+        except (ConfigError, BackendUnavailable) as exc:
+            await talk.reply(ask, surface, messages.digest_unavailable(exc), private=True)
+        except Exception as exc:
+            ref = ref_id()
+            log.exception("[ref %s] digest failed", ref)
+            await talk.reply(ask, surface, messages.failure(exc, ref), private=True)
+
+    async def schedule_states(self, team: str, channel: str) -> dict[str, dict[str, Any]] | None:
+        """The saved state of each of ``channel``'s scheduled digests, by schedule name (None without a store)."""
+        if self.store is None:
+            return None
+        states: dict[str, dict[str, Any]] = {}
+        for schedule in self.policy.digests.get(channel, []):
+            raw = await self.store.get_json(*schedule_state_key(team, channel, schedule.name))
+            states[schedule.name] = raw if isinstance(raw, dict) else {}
+        return states
 
     # -- building ----------------------------------------------------------------------------------
 
@@ -302,7 +346,7 @@ class DigestDesk:
         """``/diagnose digest …`` posted in the asker's channel, showing only what the asker may see."""
         words = DIGEST_WORD.sub("", ask.text or "", count=1).strip()
         if words.lower() == "status":
-            states = await self.schedule_states(ask.channel) if self.schedule_states is not None else None
+            states = await self.schedule_states(ask.team, ask.channel)
             await reply_private(self.status_message(ask.channel, states, await _links(surface, states)))
             return
         try:

@@ -17,8 +17,9 @@ privately, the same words for both so the channel learns nothing about what was 
 
 OSMO workflow questions ("status of workflow sdg-render-7", "why is sdg-render-7 pending", "what
 does policy-train-42 do", "list recent workflows") take the same path: the parser names the kind
-and :func:`diagnosis.answer.answer` routes them. "watch <workflow>" is handed to :attr:`Doctor.watches`
-(:class:`handlers.watch.Watches`) when the bot has one and OSMO is configured.
+and :func:`diagnosis.answer.answer` routes them. Requests that are not questions to diagnose ("digest …",
+"watch <workflow>", "unwatch …", "watches") go to the command table given when the Doctor is built
+(:class:`handlers.protocols.Command`: :class:`handlers.digests.DigestDesk`, :class:`handlers.watch.Watches`).
 
 Where the messages go is a :class:`~handlers.protocols.Surface` (Slack Web API, or the terminal); the texts
 are :mod:`handlers.messages`.
@@ -29,20 +30,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import secrets
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from diagnosis.answer import Backends, answer
-from diagnosis.config import ConfigError
-from diagnosis.errors import BackendUnavailable
-from diagnosis.logs import set_ref
 from diagnosis.question import Question, QuestionError
 from diagnosis.report import Outcome, Report
-from handlers import messages
-from handlers.blocks import Message, Overflow, Rendered, render_report, spill, text_message
-from handlers.digests import DIGEST_WORD, is_digest
+from handlers import messages, replies
+from handlers.blocks import Message, Rendered, render_report, text_message
 from handlers.messages import HELP, REFUSAL
 from handlers.parsing import (
     ASKING,
@@ -62,13 +58,10 @@ from handlers.parsing import (
     question_for,
     strip_mentions,
 )
-from handlers.protocols import AccessPolicy, AnswerLost, ConversationStore, Surface
+from handlers.protocols import AccessPolicy, Command, ConversationStore, Surface
+from handlers.replies import ref_id
 from handlers.report_cache import AnswerFn, Reports, question_key
 from handlers.seen import ClusterNames, clusters_of, in_scope, seen_by
-
-if TYPE_CHECKING:
-    from handlers.digests import DigestDesk, DigestSurface
-    from handlers.watch import Watches
 
 __all__ = [  # the names other modules (and tests) import from here; they live in the modules named above
     "HELP",
@@ -103,12 +96,6 @@ ASKED_LIMIT = 10_000
 GroupsFn = Callable[[], Awaitable[set[str]]]
 
 
-def ref_id() -> str:
-    ref = secrets.token_hex(3)
-    set_ref(ref)  # this task's log records carry it (diagnosis.logs)
-    return ref
-
-
 def names_nothing(report: Report) -> bool:
     """The core found no workload by the name asked anywhere it looked: not found in the project, or (no
     project given) no project of the cluster holds that name. A wrong project is another mistake."""
@@ -132,6 +119,14 @@ async def _fill_groups(ask: Ask, groups: GroupsFn | None) -> None:
             log.warning("could not read the user groups of %s", ask.user)
 
 
+def conversation_reports(store: ConversationStore, backends: Backends, answer_fn: AnswerFn | None = None) -> Reports:
+    """The reports of a conversation (the cache and the diagnoses in flight), over ``backends`` that offer every
+    listable answer of a follow-up as a button (issue 11 §2). ``answer_fn`` defaults to
+    :func:`diagnosis.answer.answer` (fakes in unit tests)."""
+    offering = dataclasses.replace(backends, offer_choices=True) if dataclasses.is_dataclass(backends) else backends
+    return Reports(store, offering, answer_fn or answer)
+
+
 class Doctor:
     """Answers asks on a surface. ``answer_fn`` is :func:`diagnosis.answer.answer` (fakes in unit tests)."""
 
@@ -142,25 +137,26 @@ class Doctor:
         policy: AccessPolicy,
         *,
         answer_fn: AnswerFn | None = None,
+        reports: Reports | None = None,
         conversation_ttl: int = 3600,
+        rate_limit: int | None = None,
+        digests: Any = None,
+        commands: Sequence[Command] = (),
     ) -> None:
-        # a conversation offers every listable answer of a follow-up as a button (issue 11 §2)
-        self.backends = (
-            dataclasses.replace(backends, offer_choices=True) if dataclasses.is_dataclass(backends) else backends
-        )
+        self.reports = reports or conversation_reports(store, backends, answer_fn)
+        self.backends = self.reports.backends
         self.store = store
         self.policy = policy
         self.conversation_ttl = conversation_ttl
-        self.reports = Reports(store, self.backends, answer_fn or answer)
         #: each cluster by its name and its UUID, for the policy's rules (issue 23)
         self.clusters = ClusterNames(self.backends)
-        #: starts "watch <workflow>" (``handlers.watch.Watches``); None: a watch is answered as a status
-        self.watches: Watches | None = None
-        #: answers "digest …" (``handlers.digests.DigestDesk``); None: digests are not offered
-        self.digests: DigestDesk | None = None
+        #: the digests of the channels (``handlers.digests.DigestDesk``, also its buttons'); None: not offered
+        self.digests = digests
+        #: the command table: requests handed over instead of diagnosed, asked in order (the digest desk first)
+        self.commands: tuple[Command, ...] = tuple(c for c in (digests, *commands) if c is not None)
         #: diagnoses (and digests) a person may start a minute (issue 21: each counts once, when it starts; help,
         #: follow-ups and the Evidence / Logs buttons are free); None: no limit (the terminal)
-        self.rate_limit: int | None = None
+        self.rate_limit = rate_limit
         #: conversations this process asked a follow-up in (key -> monotonic expiry): with Redis away, a reply
         #: there is told the question is lost instead of getting no answer (issue 15)
         self._asked: dict[tuple[str, ...], float] = {}
@@ -182,13 +178,7 @@ class Doctor:
         if ask.source == "mention" and ask.thread_ts and ask.thread_ts != ask.message_ts:
             if await self.follow_up(ask, surface, claimed=True, only_if_answers=True):
                 return
-        if self.digests is not None and is_digest(strip_mentions(ask.text)):
-            words = DIGEST_WORD.sub("", strip_mentions(ask.text), count=1).strip().lower()
-            if words == "status" or await self._admit(ask, surface):
-                await self._digest(ask, surface)
-            return
-        command = getattr(self.watches, "command", None)  # unwatch X, watches (handlers.watch)
-        if command is not None and await command(ask, surface):
+        if await self._command(ask, surface, None):  # a digest, unwatch X, watches
             return
         try:
             if ask.source == "command" and is_help(ask.text) and ask.explicit is None:
@@ -206,13 +196,21 @@ class Doctor:
                 # not a question (a mistyped command): the help goes to the asker only
                 await self._reply(ask, surface, text_message(messages.NOT_A_QUESTION), private=True)
                 return
-        if question.kind == "osmo_watch" and self.watches is not None and self.backends.osmo is not None:
-            await self.watches.start(ask, question, surface)
+        if await self._command(ask, surface, question):  # watch X
             return
-        if await self._admit(ask, surface):
+        if await self.admit(ask, surface):
             await self._run(ask, question, surface)
 
-    async def _admit(self, ask: Ask, surface: Surface) -> bool:
+    async def _command(self, ask: Ask, surface: Surface, question: Question | None) -> bool:
+        """Hand ``ask`` to the first command of the table that wants it; whether one did."""
+        text = strip_mentions(ask.text)
+        for command in self.commands:
+            if command.wants(text, question):
+                await command.run(self, ask, surface, question)
+                return True
+        return False
+
+    async def admit(self, ask: Ask, surface: Surface) -> bool:
         """Count one diagnosis against the asker's rate limit as it starts; a refusal says when to retry."""
         if self.rate_limit is None:
             return True
@@ -310,11 +308,11 @@ class Doctor:
         if control == "cancel":
             await self._reply(ask, surface, messages.dropped(asked_about(question)))
             return True
-        if self.digests is not None and is_digest(strip_mentions(ask.text)):
-            # "digest" (or "what failed today?") in a thread with a pending question: the digest, and the question
-            # stays pending (never swallowed as its answer)
+        if any(command.wants(strip_mentions(ask.text), None) for command in self.commands):
+            # a command ("digest", "what failed today?", "watches") in a thread with a pending question: the
+            # command, and the question stays pending (never swallowed as its answer)
             await self._keep(key, conv)
-            await self._digest(ask, surface)
+            await self._command(ask, surface, None)
             return True
         if _short_pick(choices, ask.text) or not is_new_question(question, ask.text):
             return False
@@ -324,7 +322,9 @@ class Doctor:
         except QuestionError as exc:
             await self._reply(ask, surface, messages.could_not_read(exc), private=True)
             return True
-        if await self._admit(ask, surface):  # a new question in the thread is a new diagnosis
+        if await self._command(ask, surface, fresh):  # watch X
+            return True
+        if await self.admit(ask, surface):  # a new question in the thread is a new diagnosis
             await self._run(ask, fresh, surface)
         return True
 
@@ -347,34 +347,9 @@ class Doctor:
         footer: str | None = None,
         fresh: bool = False,
     ) -> Report | None:
-        """Answer ``question`` and post the report in the thread ``root`` (a watch's status and final
-        report). ``fresh`` skips the cache. Errors become the same short messages as for a question (in the
-        thread: a watch's thread is its own, with no one asker to tell)."""
-        ref = ref_id()
-        try:
-            report = await self._answer(question, fresh=fresh)
-        except Exception as exc:
-            await self._show(surface, None, root, messages.failure(exc, ref))
-            return None
-        rendered = render_report(report, thread_ts=root, footer=footer)
-        await self._show(surface, None, root, rendered.main)
-        await self.spill(surface, rendered, root)
-        return report
-
-    async def _digest(self, ask: Ask, surface: Surface) -> None:
-        """``digest …``: a digest of the asker's channel, cut to what the asker may see (handlers.digests)."""
-        if self.digests is None:
-            return
-        # digests are only offered on Slack (bot.app sets ``digests``), whose surface also posts tagged messages
-        slack = cast("DigestSurface", surface)
-        try:
-            await self.digests.on_demand(ask, slack, lambda message: self._reply(ask, surface, message, private=True))
-        except (ConfigError, BackendUnavailable) as exc:
-            await self._reply(ask, surface, messages.digest_unavailable(exc), private=True)
-        except Exception as exc:
-            ref = ref_id()
-            log.exception("[ref %s] digest failed", ref)
-            await self._reply(ask, surface, messages.failure(exc, ref), private=True)
+        """Answer ``question`` and post the report in the thread ``root`` (a watch's status and final report:
+        :func:`handlers.replies.report_in_thread`). ``fresh`` skips the cache."""
+        return await replies.report_in_thread(self.reports, question, surface, root, footer=footer, fresh=fresh)
 
     async def _reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
         # a mention's private answer is threaded under it, as a public one would be
@@ -551,44 +526,12 @@ class Doctor:
         await self._privately(ask, surface, progress_ts, None, messages.no_such_name(name, suggestions, where))
 
     async def _show(self, surface: Surface, progress_ts: str | None, root: str | None, message: Message) -> None:
-        """The answer: in place of the "diagnosing…" message ``progress_ts``, or in the thread ``root``. A surface
-        with ways to fall back (Slack: ``deliver``) tries every one of them, and counts an answer lost itself."""
-        deliver = getattr(surface, "deliver", None)
-        try:
-            if deliver is not None:
-                await deliver(message, progress_ts, root)
-            elif progress_ts:
-                await surface.update(progress_ts, message)
-            else:
-                await surface.post(message, root)
-        except AnswerLost:
-            pass  # counted and logged by the surface, after every fallback
-        except Exception:
-            log.exception("could not post the answer")
+        await replies.show(surface, progress_ts, root, message)
 
     async def spill(self, surface: Surface, rendered: Rendered, root: str | None) -> None:
-        """Post ``rendered``'s thread replies and snippets in the thread ``root`` (a failed upload becomes thread
-        replies: nothing is silently dropped). Also used by the card buttons."""
-        for message in rendered.thread:
-            try:
-                await surface.post(message, root)
-            except Exception:
-                log.exception("could not post a thread reply")
-        for snippet in rendered.snippets:
-            ok = False
-            try:
-                ok = await surface.upload(snippet, root)
-            except Exception:
-                log.exception("could not upload snippet %s", snippet.title)
-            if not ok:
-                # never silently dropped: fall back to as many thread replies as it takes
-                extra = Rendered(main=Message(text=""))
-                spill(Overflow(snippet.title, snippet.content), extra, max_chunks=10_000)
-                for message in extra.thread:
-                    try:
-                        await surface.post(message, root)
-                    except Exception:
-                        log.exception("could not post a thread reply")
+        """Post ``rendered``'s thread replies and snippets in the thread ``root`` (:func:`handlers.replies.spill`);
+        also used by the card buttons."""
+        await replies.spill(surface, rendered, root)
 
     async def _remember(self, ask: Ask, question: Question, report: Report, root: str, surface: Surface) -> None:
         conv = {

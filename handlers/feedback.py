@@ -28,7 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from handlers.blocks import Message, escape, plain, text_message
 from handlers.card import RIGHT_ACTION, WRONG_ACTION, action_matcher
-from handlers.context import ask_in, channel_of
+from handlers.context import ask_in, channel_of, user_groups
 from handlers.parsing import Ask
 from handlers.slack_surface import SlackSurface, outgoing
 
@@ -123,10 +123,8 @@ class Votes:
         """May ``ask.user`` see the workload the answer is about (its cluster by name and id, its project)?"""
         policy = self.doctor.policy
         if policy.subteams() and not ask.user_groups:
-            from handlers.middleware import _user_groups
-
             try:
-                ask.user_groups = set(await _user_groups(policy, self.doctor.store, client, ask.user))
+                ask.user_groups = set(await user_groups(policy, self.doctor.store, client, ask.user))
             except Exception:
                 log.warning("could not read the user groups of %s", ask.user)
         clusters = {c for c in (record.get("cluster_name"), record.get("cluster_id")) if c}

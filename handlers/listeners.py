@@ -24,7 +24,7 @@ from handlers import messages
 from handlers.blocks import CHOICE_ACTION, LINK_ACTION, Message, escape, text_message
 from handlers.card import CARD_ACTIONS, action_matcher
 from handlers.card_buttons import on_card_button
-from handlers.context import ask_in, channel_of
+from handlers.context import ask_in, channel_of, user_groups
 from handlers.digest_blocks import DIGEST_ACTIONS, REFRESH_ACTION, THREAD_ACTION
 from handlers.doctor import Ask, Doctor, ref_id
 from handlers.messages import EXPIRED, HELP
@@ -140,9 +140,7 @@ def _register_events(app: AsyncApp, wiring: _Wiring) -> None:
         async def groups() -> set[str]:
             # a typed reply is not a costly request to the middleware, so it carries no user groups: they are
             # read once the reply is known to answer a pending question (issue 15: group-authorised users)
-            from handlers.middleware import _user_groups
-
-            return await _user_groups(doctor.policy, doctor.store, client, ask.user)
+            return await user_groups(doctor.policy, doctor.store, client, ask.user)
 
         async def bot_thread() -> bool:
             # asked only while the state store is down: has the bot posted in this thread (a question another

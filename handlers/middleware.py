@@ -1,6 +1,6 @@
 """Cross-cutting concerns as global Bolt middleware, before the ack (they decide whether there is anything to do):
-the event claim (the one place of event and message dedup, :mod:`bot.claims`), per-user authorization, and the
-bound on diagnoses in flight (``WD_MAX_IN_FLIGHT``, :mod:`bot.shedding`: beyond it the asker is told "busy"). The
+the event claim (the one place of event and message dedup, :mod:`handlers.claims`), per-user authorization, and the
+bound on diagnoses in flight (``WD_MAX_IN_FLIGHT``, :mod:`handlers.shedding`: beyond it the asker is told "busy"). The
 ack waits for Redis ``WD_ACK_REDIS_BUDGET`` seconds at most: a slower claim or user-group lookup is finished
 after the ack, before the work. The per-user rate limit is a gate the listeners pass after the ack
 (:class:`RateLimit`). Listeners stay thin."""
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -18,16 +17,17 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 
-from bot.claims import EventClaim
-from bot.shedding import BUSY, CURRENT, InFlight, Work
-from bot.shedding import current as current_work
-from bot.slack_http import BoundedRespond, BoundedWebhookClient
 from diagnosis import metrics
 from handlers.blocks import CHOICE_ACTION, text_message
 from handlers.card import CARD_PREFIX, REDIAGNOSE_ACTION
+from handlers.claims import EventClaim
+from handlers.context import user_groups
 from handlers.digest_blocks import DIGEST_PREFIX, NEWEST_ACTION, REFRESH_ACTION
-from handlers.doctor import Ask
 from handlers.messages import rate_limited, refusal_words
+from handlers.parsing import Ask
+from handlers.shedding import BUSY, CURRENT, DELIVERY, InFlight, Work
+from handlers.shedding import current as current_work
+from handlers.slack_http import BoundedRespond, BoundedWebhookClient
 from handlers.slack_surface import SlackSurface
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ CHARGED_ACTIONS = (REDIAGNOSE_ACTION, REFRESH_ACTION, NEWEST_ACTION)
 
 def _charged(body: dict[str, Any]) -> bool:
     """Buttons counted against the rate limit. Questions (commands, mentions, a new question in a thread) are
-    counted by the doctor when their diagnosis starts (:meth:`handlers.doctor.Doctor._admit`): help and the
+    counted by the doctor when their diagnosis starts (:meth:`handlers.doctor.Doctor.admit`): help and the
     answers to its follow-up questions are free."""
     if body.get("type") == "block_actions":
         return any(str(a.get("action_id", "")) in CHARGED_ACTIONS for a in body.get("actions") or [])
@@ -115,7 +115,7 @@ class RateLimit:
         return False
 
 
-def _claim_name(body: dict[str, Any]) -> str | None:
+def claim_name(body: dict[str, Any]) -> str | None:
     """What an event is claimed by: a person's message by its type, channel and ts (Slack may deliver one message
     under two event ids), any other event by its event id, a slash command by its trigger id (issue 24: claimed
     and kept like an event); None for anything else."""
@@ -139,19 +139,21 @@ def install(
     spawn: Callable[..., Any],
     settings: Any = None,
     in_flight: InFlight | None = None,
+    claims: bool = True,
 ) -> None:
-    """The global middleware, in order: the bounded ``respond``, the event claim (:mod:`bot.claims`), authorization,
-    the in-flight bound.
+    """The global middleware, in order: the bounded ``respond``, the event claim (:mod:`handlers.claims`),
+    authorization, the in-flight bound.
 
     ``settings`` (:class:`bot.settings.Settings`) gives ``event_lease``, ``ack_redis_budget`` and ``max_in_flight``;
-    without it the defaults of the settings apply."""
+    without it the defaults of the settings apply. ``claims=False`` (the ack tier of a job queue, issue 26) leaves
+    the event claim to the worker that answers the request: the ack tier only enqueues it."""
     lease = float(getattr(settings, "event_lease", 30.0))
     budget = float(getattr(settings, "ack_redis_budget", 0.2))
     slots = in_flight or InFlight(int(getattr(settings, "max_in_flight", 64)))
     if hasattr(store, "ack_budget"):
         store.ack_budget = budget  # the HTTP replay check (Store.claim) is on the ack path too
     _install_bounded_respond(app)
-    _install_event_claim(app, store, lease, budget)
+    _install_event_claim(app, store, lease, budget, claims)
     _reset_work_after_dispatch(app)
     _install_authorization(app, store, policy, spawn)
     _install_in_flight_bound(app, slots, spawn)
@@ -167,7 +169,7 @@ async def _turn_away(spawn: Callable[..., Any], body: dict[str, Any], client: An
 
 def _install_bounded_respond(app: AsyncApp) -> None:
     """Bolt's ``respond`` of every request reads the ``response_url``'s answer with the body cap and a wall clock
-    (:class:`bot.slack_http.BoundedRespond`): Bolt's own opens a session with neither."""
+    (:class:`handlers.slack_http.BoundedRespond`): Bolt's own opens a session with neither."""
 
     @app.middleware
     async def bounded_respond(context: Any, next: Next) -> None:
@@ -181,20 +183,26 @@ def _install_bounded_respond(app: AsyncApp) -> None:
         await next()
 
 
-def _install_event_claim(app: AsyncApp, store: Any, lease: float, budget: float) -> None:
-    """The event claim, first: a duplicate event is acked and dropped; every request gets its :class:`Work`."""
+def _install_event_claim(app: AsyncApp, store: Any, lease: float, budget: float, claims: bool = True) -> None:
+    """The event claim, first: a duplicate event is acked and dropped; every request gets its :class:`Work`. A
+    worker's job that dispatched the request (:data:`handlers.shedding.DELIVERY`) is told the claim and the work."""
 
     @app.middleware
-    async def dedup_events(body: dict[str, Any], next: Next) -> BoltResponse | None:
+    async def dedup_events(body: dict[str, Any], client: Any, next: Next) -> BoltResponse | None:
         # the one place of message and event dedup (issue 10): an event (or command) is claimed here
         deadline = asyncio.get_running_loop().time() + budget
-        event_id = _claim_name(body)
+        event_id = claim_name(body) if claims else None
+        delivery = DELIVERY.get()
         claim: EventClaim | None = None
         if event_id:
             claim = EventClaim(store, event_id, lease, body)  # the request kept until answered (a takeover)
+            if delivery is not None:
+                delivery.claim = claim
             if await claim.begin(budget) == "duplicate":
                 return BoltResponse(status=200, body="")
-        work = Work(claim)
+        work = Work(claim, body, client)
+        if delivery is not None:
+            delivery.work = work
         work.deadline = deadline
         CURRENT.set(work)  # until the dispatch ends (below): the listener Bolt starts after the middleware inherits it
         await next()
@@ -312,7 +320,7 @@ async def _groups_within(
     fills when it finishes (after the ack)."""
     if not policy.subteams():
         return set(), None
-    lookup = asyncio.get_running_loop().create_task(_user_groups(policy, store, client, user))
+    lookup = asyncio.get_running_loop().create_task(user_groups(policy, store, client, user))
     done, _ = await asyncio.wait({lookup}, timeout=budget)
     if done and lookup.exception() is None:
         return set(lookup.result()), None
@@ -328,30 +336,6 @@ async def _groups_within(
 
     lookup.add_done_callback(fill)
     return groups, lookup
-
-
-async def _user_groups(policy: Any, store: Any, client: Any, user: str) -> set[str]:
-    """Slack user groups (S…) named by the policy that ``user`` belongs to (members cached 10 minutes in Redis and
-    a minute in process memory: most requests need no Redis round trip before their ack)."""
-    found: set[str] = set()
-    for group in sorted(policy.subteams()):
-        local = store.key("usergroup-local", group)
-        raw = store.memory.get(local)
-        members = json.loads(raw) if raw else await store.get_json("usergroup", group)
-        if members is None:
-            try:
-                resp = await client.usergroups_users_list(usergroup=group)
-                members = list(resp.get("users") or [])
-            except Exception:
-                # not cached: one failed lookup must not refuse the group's members for ten minutes
-                log.warning("cannot list members of user group %s", group)
-                continue
-            await store.put_json(("usergroup", group), members, 600)
-        if not raw:
-            store.memory.set(local, json.dumps(members), 60)
-        if user in members:
-            found.add(group)
-    return found
 
 
 def ask_from(body: dict[str, Any], context: Any, **kwargs: Any) -> Ask:

@@ -3,7 +3,7 @@
 Reports are sanitized when they are built (:mod:`diagnosis.report`), but a progress line, an error, a follow-up
 question or an ephemeral note can quote what a person typed ("Diagnosing `... password=x`"). Every message
 leaving through :class:`handlers.slack_surface.SlackSurface` (``chat.postMessage``, ``chat.update``,
-``chat.postEphemeral``, ``files.upload``) or a ``response_url`` (:class:`bot.slack_http.BoundedWebhookClient`)
+``chat.postEphemeral``, ``files.upload``) or a ``response_url`` (:class:`handlers.slack_http.BoundedWebhookClient`)
 is cleaned here, so nothing can bypass it: control and invisible characters are removed, credentials masked
 (:func:`diagnosis.redact.redact`, the rules every report passes) and broadcast/group mentions made inert. The
 bot's own user mentions (``<@U…>`` of the asker) stay; text quoted from people or evidence is escaped by the

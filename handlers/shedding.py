@@ -40,6 +40,8 @@ TRIM_PEAK = 8
 
 Gate = Callable[[], Awaitable[bool]]
 CURRENT: ContextVar[Work | None] = ContextVar("wd_work", default=None)
+#: what one dispatch of a queued request did, when a worker's job dispatches it (:class:`Delivery`)
+DELIVERY: ContextVar[Delivery | None] = ContextVar("wd_delivery", default=None)
 #: the event claim of the request the running task answers (set by :meth:`Work.run` for its task only)
 CLAIM: ContextVar[Any] = ContextVar("wd_claim", default=None)
 _KEEP: set[asyncio.Task[Any]] = set()  # finishing tasks (strong references until they end)
@@ -93,11 +95,36 @@ class InFlight:
         log.info("idle after a burst: %d objects collected, memory %sreturned", collected, "" if trimmed else "not ")
 
 
+class Delivery:
+    """What one dispatch of a request did, for the job that dispatched it (issue 26: a worker answering a queued
+    request waits for the request's :class:`Work` to end, and retries the job later when the event's claim is
+    held by another holder, alive or dead)."""
+
+    def __init__(self) -> None:
+        #: the claim of the request (None: not a claimed request)
+        self.claim: Any = None
+        #: the work the request started (None: nothing to answer, or a duplicate)
+        self.work: Work | None = None
+
+    @property
+    def held_elsewhere(self) -> bool:
+        """The event's claim is held by another holder: answered by it, or by whoever takes over once its lease
+        expires (the job must be tried again later, not dropped)."""
+        return self.claim is not None and bool(getattr(self.claim, "held_elsewhere", False))
+
+
 class Work:
     """What one request does after its ack: its event claim, its in-flight slot, its gates, its tasks."""
 
-    def __init__(self, claim: Any = None) -> None:
+    def __init__(self, claim: Any = None, body: dict[str, Any] | None = None, client: Any = None) -> None:
         self.claim = claim
+        #: the request as Slack sent it and the Web API client of its app (a hand-over to a worker, a "busy")
+        self.body = body
+        self.client = client
+        #: handed to a worker through the job queue (:class:`HandOver`): nothing of it runs here
+        self.handed_over = False
+        #: set once the work is over (its tasks ended, its claim finished)
+        self.ended = asyncio.Event()
         self.slot: InFlight | None = None
         self.gates: list[Gate] = []
         #: loop time by which the ack must be on its way (``WD_ACK_REDIS_BUDGET`` after the request came in)
@@ -166,6 +193,8 @@ class Work:
         if self.slot is not None:
             self.slot.leave()
             self.slot = None
+        if self.claim is None:
+            self.ended.set()
         return self.claim is not None
 
     async def _finish_claim(self) -> None:
@@ -174,6 +203,8 @@ class Work:
             await self.claim.finish(answered=not self._cancelled)
         except Exception:
             log.exception("could not finish the claim of event %s", getattr(self.claim, "event_id", "?"))
+        finally:
+            self.ended.set()
 
 
 def current() -> Work | None:
@@ -183,3 +214,45 @@ def current() -> Work | None:
 def current_claim() -> Any:
     """The event claim of the request this task works for, or None."""
     return CLAIM.get()
+
+
+class HandOver:
+    """The ack tier's spawner of request work (issue 26 §1): what a listener starts for a request after its ack is
+    handed to a worker through the job queue (``jobs.submit(body)``: the request itself, which the worker dispatches
+    again) instead of being run here; a full queue tells the asker "busy" privately (``tell(body, client, text)``).
+    Anything spawned outside a request's work (a daemon, a reply to the ack) runs here with ``spawn``."""
+
+    def __init__(
+        self,
+        jobs: Any,
+        spawn: Callable[..., asyncio.Task[Any]],
+        tell: Callable[[dict[str, Any], Any, str], Awaitable[None]],
+    ) -> None:
+        self.jobs = jobs
+        self.spawn = spawn
+        self.tell = tell
+
+    def __call__(
+        self, coro: Coroutine[Any, Any, Any], name: str | None = None, *, daemon: bool = False
+    ) -> asyncio.Task[Any]:
+        work = current()
+        if daemon or work is None or work.body is None:
+            return self.spawn(coro, name=name, daemon=daemon)
+        coro.close()  # the worker runs this work, from the request
+        if work.handed_over:
+            return self.spawn(_nothing(), name=name)
+        work.handed_over = True
+        return self.spawn(self._submit(work.body, work.client), name=f"enqueue-{name or 'request'}")
+
+    async def _submit(self, body: dict[str, Any], client: Any) -> None:
+        try:
+            queued = await self.jobs.submit(body)
+        except Exception:
+            log.exception("could not enqueue the request")
+            queued = False
+        if not queued:
+            await self.tell(body, client, BUSY)
+
+
+async def _nothing() -> None:
+    return None

@@ -13,7 +13,7 @@ itself (:meth:`SlackSurface.deliver`, issue 24) goes on past those: to the asker
 (``chat.postEphemeral``), then in a direct message, with a bounded pause before each way; only an answer that
 no way delivered is counted lost (``workload_doctor_answers_lost``, one log line).
 
-Within the work of a claimed Slack event (:mod:`bot.claims`) the first message posted is recorded in the
+Within the work of a claimed Slack event (:mod:`handlers.claims`) the first message posted is recorded in the
 claim, and when the event is a redelivery whose first holder died mid-answer, that holder's stale
 "Diagnosing…" message is updated in place instead of posting a new one.
 """
@@ -29,11 +29,11 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.shedding import current_claim
 from diagnosis import metrics
 from handlers.blocks import Message, Snippet
 from handlers.outgoing import clean_payload, clean_text
 from handlers.protocols import AnswerLost
+from handlers.shedding import current_claim
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = {"not_in_channel", "channel_not_found", "is_archived", "restricted_action"}

@@ -182,3 +182,25 @@ def test_the_diagnosis_core_depends_on_no_surface() -> None:
         if name.startswith("diagnosis")
     }
     assert not {k: v for k, v in offenders.items() if v}, offenders
+
+
+def test_no_module_of_the_handlers_imports_the_bot() -> None:
+    """The Slack request's lifecycle (event claims, load shedding, bounded Slack HTTP) lives under ``handlers/``
+    behind protocols: the arrows run from ``bot/`` (wiring, state, the CLI) to ``handlers/``, never back (issue 25),
+    type-only imports included."""
+    graph = import_graph(product_modules())
+    back = {
+        name: sorted(t for t in targets if t.split(".")[0] == "bot")
+        for name, targets in graph.items()
+        if name.split(".")[0] == "handlers"
+    }
+    assert not {k: v for k, v in back.items() if v}, back
+
+
+def test_the_lease_holder_and_the_watch_loop_are_near_leaves() -> None:
+    """The one lease holder and the one watch loop (issue 25) need nothing of a surface or a backend package but
+    the cadence rules: every claimed job and every surface can use them without a cycle."""
+    graph = import_graph(product_modules())
+    assert graph["diagnosis.cancelling"] == set()
+    assert graph["diagnosis.lease"] == {"diagnosis.cancelling"}
+    assert graph["diagnosis.watching"] <= {"diagnosis.cancelling", "diagnosis.osmo.watch"}

@@ -1,23 +1,21 @@
 """Watching a workflow to its end (spec "Orchestrate a Workflow End-to-End", step 3).
 
-The core is pure and serialisable so the Slack side can persist a watch (e.g. in Redis) and any
-replica can carry it on:
+The rules are pure and the state serialisable, so a surface can persist a watch (e.g. in Redis) and any
+replica can carry it on; the one loop that drives them is :func:`diagnosis.watching.follow` (OSMO's polls:
+:mod:`diagnosis.osmo.watcher`). Where a watch posts (a Slack channel and thread) is the surface's, not the state's:
 
 - :class:`WatchState`: a plain pydantic model (``model_dump_json`` / ``model_validate_json``);
 - :func:`next_interval`: the cadence rule — the user's cadence if given; otherwise 10–15 s
   (:data:`SHORT_INTERVAL_S`) for smoke tests and jobs expected to finish in minutes, 30 s
   (:data:`TRAINING_INTERVAL_S`) for training or data generation, backing off to 60 s
   (:data:`BACKOFF_INTERVAL_S`) after :data:`BACKOFF_AFTER` unchanged RUNNING/PENDING polls;
-- :func:`observe`: one poll's status -> (new state, a :class:`StateChange` or None);
-- :func:`watch`: an async generator of state changes driving ``fetch_status`` until a terminal state.
+- :func:`observe`: one poll's status -> (new state, a :class:`StateChange` or None).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -86,8 +84,6 @@ class WatchState(BaseModel):
     last_poll_at: datetime | None = None
     last_change_at: datetime | None = None
     done: bool = False
-    channel: str | None = None
-    thread_ts: str | None = None
 
     def interval(self) -> float:
         return next_interval(self.kind, self.status or "PENDING", self.unchanged_polls, self.user_cadence_s)
@@ -115,23 +111,3 @@ def observe(state: WatchState, status: str, at: datetime) -> tuple[WatchState, S
         new.unchanged_polls += 1
     new.done = is_terminal(status)
     return new, change
-
-
-async def watch(
-    state: WatchState,
-    fetch_status: Callable[[str], Awaitable[str]],
-    *,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-    max_polls: int | None = None,
-) -> AsyncIterator[tuple[WatchState, StateChange | None]]:
-    """Poll ``fetch_status(workflow_id)`` at :func:`next_interval` cadence until a terminal status (or
-    ``max_polls``), yielding ``(state, change)`` after every poll so the caller can persist the state
-    and post ``change`` when it is not None. Errors of ``fetch_status`` propagate."""
-    current = state
-    while not current.done and (max_polls is None or current.polls < max_polls):
-        if current.polls:
-            await sleep(current.interval())
-        status = await fetch_status(current.workflow_id)
-        current, change = observe(current, status, clock())
-        yield current, change

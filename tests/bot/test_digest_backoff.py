@@ -64,7 +64,7 @@ async def test_a_digest_whose_post_fails_backs_off_and_says_so_in_status(slack: 
         runner.cancel()
         await scheduler.stop()
         lists = [r for r in sandbox.requests if r.path == "/api/v1/workloads"]
-        states = await scheduler.states_of(CHAN)
+        states = {s.name: await scheduler.state(s) for s in scheduler.schedules if s.channel == CHAN}
         await store.close()
     posts = [c for c in slack.calls if c.method == "chat.postMessage"]
     # tried at about 0, 0.5, 1.5 and 2.5 s (0.5 s doubling to at most 1 s): 60 ticks in the window

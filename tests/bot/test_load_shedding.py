@@ -18,9 +18,9 @@ import httpx
 from bot.app import build_bot, http_app
 from bot.cli import backends_for
 from bot.settings import Settings
-from bot.shedding import BUSY
 from diagnosis import metrics
 from diagnosis.answer import answer
+from handlers.shedding import BUSY
 from tests.handlers.test_slack_e2e import ALICE, CASES, CHAN, POLICY, headers_of
 from tests.slack_mock import REDIS_URL, SECRET, TOKEN, Harness, SlackMock, mention
 

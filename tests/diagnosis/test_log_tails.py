@@ -277,7 +277,7 @@ async def test_a_response_url_answer_over_the_cap_is_cut_and_does_not_hang() -> 
     turn-away alike) stops at the cap with SlackBodyTooLarge, well before its wall clock."""
     import asyncio
 
-    from bot.slack_http import BoundedRespond, BoundedWebhookClient, SlackBodyTooLarge
+    from handlers.slack_http import BoundedRespond, BoundedWebhookClient, SlackBodyTooLarge
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.readuntil(b"\r\n\r\n")
@@ -311,8 +311,8 @@ async def test_a_response_url_answer_over_the_cap_is_cut_and_does_not_hang() -> 
 async def test_the_middleware_gives_every_request_the_bounded_respond() -> None:
     from slack_bolt.context.async_context import AsyncBoltContext
 
-    from bot.slack_http import BoundedRespond
     from handlers import middleware
+    from handlers.slack_http import BoundedRespond
 
     registered: list[Any] = []
 

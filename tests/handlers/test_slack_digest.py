@@ -308,13 +308,13 @@ async def test_digest_status_shows_the_last_digest_posted_with_a_link_and_the_ne
     clock = Clock(T0)
     (replica,) = schedulers(slack, prefix, clock, n=1)
     await started([replica], clock)
-    states = await replica.states_of(CHAN)
-    desk = DigestDesk(Backends(now=lambda: T0), _status_policy())
+    desk = DigestDesk(Backends(now=lambda: T0), _status_policy(), store=replica.store)
+    states = await desk.schedule_states(str(replica.team), CHAN)
     assert "last posted never" in desk.status_message(CHAN, states).text
     await replica.tick_once()
     await settle([replica])
     assert len(roots(slack)) == 1
-    states = await replica.states_of(CHAN)
+    states = await desk.schedule_states(str(replica.team), CHAN)
     surface = SlackSurface(AsyncWebClient(token=TOKEN, base_url=slack.api_url), CHAN)
     status = desk.status_message(CHAN, states, await _links(surface, states)).text
     ts = str(states["every-minute"]["last_posted"]["ts"])

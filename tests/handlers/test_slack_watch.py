@@ -18,6 +18,7 @@ import redis
 import sandbox.osmo
 from bot.policy import Policy
 from bot.settings import Settings, SettingsError
+from diagnosis.backends import Backends
 from diagnosis.osmo.watch import WatchState
 from handlers.doctor import REFUSAL
 from handlers.watch import Watches, parse_cadence, watch_id
@@ -220,7 +221,7 @@ async def test_watch_runs_in_memory_when_redis_is_down(slack: SlackMock, prefix:
 
 
 def test_cadence_is_the_cores_scaled_and_floored() -> None:
-    watches = Watches(None, None, None, None, scale=0.5, min_interval=5.0)  # type: ignore[arg-type]
+    watches = Watches(None, None, None, None, backends=Backends(), report=None, scale=0.5, min_interval=5.0)  # type: ignore[arg-type]
     training = WatchState(workflow_id="w-1", kind="training", status="RUNNING")
     short = WatchState(workflow_id="w-1", kind="short", status="RUNNING")
     backed_off = training.model_copy(update={"unchanged_polls": 4})

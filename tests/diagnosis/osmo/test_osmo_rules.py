@@ -11,9 +11,10 @@ from diagnosis.osmo.logsummary import summarize_spec
 from diagnosis.osmo.models import Workflow
 from diagnosis.osmo.pending import PendingNumbers, decide_pending, parse_events, translate_events
 from diagnosis.osmo.procedure import DASHBOARD_NA, GRAFANA_NA, link_parts
-from diagnosis.osmo.watch import BACKOFF_AFTER, WatchState, next_interval, observe, watch
+from diagnosis.osmo.watch import BACKOFF_AFTER, StateChange, WatchState, next_interval, observe
 from diagnosis.question import parse_text
 from diagnosis.report import Category, Outcome
+from diagnosis.watching import Ending, Polled, follow
 
 
 def sig(
@@ -162,17 +163,27 @@ def test_cadence() -> None:
 async def test_watch_reports_changes_and_stops_at_terminal() -> None:
     statuses = iter(["PENDING", "PENDING", "RUNNING", "COMPLETED", "COMPLETED"])
     slept: list[float] = []
+    changes: list[str] = []
+    endings: list[Ending] = []
 
-    async def fetch(_: str) -> str:
-        return next(statuses)
+    async def poll(_: str) -> Polled:
+        return Polled(next(statuses))
 
     async def sleep(s: float) -> None:
         slept.append(s)
 
+    class Sink:
+        async def seen(self, state: WatchState, change: StateChange | None) -> None:
+            if change is not None:
+                changes.append(change.status)
+
+        async def ended(self, state: WatchState, ending: Ending, failures: int) -> None:
+            endings.append(ending)
+
     state = WatchState(workflow_id="w-1", kind="short")
-    changes = [c.status async for _, c in watch(state, fetch, sleep=sleep) if c is not None]
-    assert changes == ["PENDING", "RUNNING", "COMPLETED"]
-    assert slept == [15, 15, 15]
+    last, ending = await follow(state, poll, Sink(), sleep=sleep)
+    assert changes == ["PENDING", "RUNNING", "COMPLETED"] and last.done
+    assert slept == [15, 15, 15] and ending is Ending.FINISHED and endings == [Ending.FINISHED]
     again = WatchState.model_validate_json(observe(state, "RUNNING", datetime.now(UTC))[0].model_dump_json())
     assert again.status == "RUNNING"
 

@@ -1,0 +1,192 @@
+"""The job queue between the ack tier and the workers (issue 26 §1), in one process: an ack-only bot and a worker
+bot built by ``build_bot`` on one real Redis, each with its own bot token so the mock Slack tells who posted.
+
+- a question acked by the ack tier is answered once, by a worker, Slack's retries of it included;
+- a job redelivered after its answer was posted answers nothing;
+- a job whose event claim is held (its holder died mid-answer) is tried again and answered once, in place;
+- a full queue tells the asker privately that the bot is busy; nothing is dropped silently;
+- one process (``serve``: the ack tier and an in-process worker) answers through the queue too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from saq.job import Status
+
+import bot.jobs
+from bot.app import Bot, Role, build_bot, http_app
+from bot.cli_app import backends_for
+from bot.jobs import FUNCTION, RequestQueue
+from bot.settings import Settings, SettingsError
+from handlers.shedding import BUSY
+from tests.paths import TESTS
+from tests.slack_mock import REDIS_URL, SECRET, Harness, SlackMock, event_body, mention
+
+SNAPSHOT = TESTS / "fixtures" / "cases" / "runai" / "missing-cluster.json"
+BARE = "C0BARE001"  # no channel defaults: the question gets a follow-up in its thread (an answer)
+QUESTION = "why did asr-conformer fail in project speech?"
+
+
+def settings_for(slack: SlackMock, prefix: str, token: str, **kw: Any) -> Settings:
+    return Settings(
+        bot_token=token,
+        signing_secret=SECRET,
+        redis_url=REDIS_URL,
+        api_url=slack.api_url,
+        key_prefix=prefix,
+        rate_limit=1000,
+        job_queue=True,
+        job_heartbeat=kw.pop("job_heartbeat", 2.0),
+        event_lease=kw.pop("event_lease", 30.0),
+        **kw,
+    )
+
+
+@asynccontextmanager
+async def queued(
+    slack: SlackMock, prefix: str, roles: tuple[Role, ...] = ("ack", "worker"), **kw: Any
+) -> AsyncIterator[tuple[Harness, list[Bot]]]:
+    """Bots of ``roles`` on one Redis prefix (the first one Slack talks to), started; closed at the end."""
+    async with AsyncExitStack() as stack:
+        bots: list[Bot] = []
+        for role in roles:
+            backends, _ = stack.enter_context(backends_for(str(SNAPSHOT)))
+            made = build_bot(settings_for(slack, prefix, f"xoxb-{role}", **kw), backends, role=role)
+            await made.start()
+            stack.push_async_callback(made.close, 30)
+            bots.append(made)
+        http = await stack.enter_async_context(
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=http_app(bots[0])), base_url="http://bot")
+        )
+        yield Harness(slack, bots[0], http), bots
+
+
+async def done(queue: Any, limit: float = 20.0) -> None:
+    """Until no job of ``queue`` is queued or running."""
+    for _ in range(int(limit / 0.05)):
+        if await queue.count("incomplete") == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("jobs still incomplete")
+
+
+def replies_in(slack: SlackMock, thread: str) -> list[Any]:
+    return [c for c in slack.of("chat.postMessage") if c.body.get("thread_ts") == thread]
+
+
+def posted_by(slack: SlackMock) -> set[str]:
+    return {c.headers.get("authorization", "") for c in slack.posted() if c.method != "webhook"}
+
+
+async def test_a_question_acked_by_the_ack_tier_is_answered_once_by_a_worker(slack: SlackMock, prefix: str) -> None:
+    async with queued(slack, prefix) as (h, (ack, worker)):
+        assert ack.worker is None and worker.worker is not None and worker.worker.running
+        body = event_body(mention(QUESTION, "500.000001", channel=BARE), "EvQ1")
+        for retry in range(3):  # the delivery and Slack's retries of it
+            headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"} if retry else {}
+            response = await h.send(body, "application/json", headers)
+            assert response.status_code == 200
+        await slack.wait_for(lambda s: len(replies_in(s, "500.000001")) >= 1, what="the answer")
+        await asyncio.sleep(1.0)  # a second answer would come meanwhile
+        assert len(replies_in(slack, "500.000001")) == 1
+        assert posted_by(slack) == {"Bearer xoxb-worker"}, "the ack tier answers nothing itself"
+        assert await ack.queue.queue.count("incomplete") == 0  # type: ignore[union-attr]
+
+
+async def test_a_job_redelivered_after_its_answer_was_posted_answers_nothing(slack: SlackMock, prefix: str) -> None:
+    async with queued(slack, prefix) as (h, (_, worker)):
+        body = event_body(mention(QUESTION, "500.000002", channel=BARE), "EvQ2")
+        await h.send(body, "application/json")
+        queue = worker.queue.queue  # type: ignore[union-attr]
+        await slack.wait_for(lambda s: bool(s.of("chat.update")), what="the answer in place of its progress line")
+        await done(queue)
+        calls = len(slack.calls)
+        again = await queue.enqueue(FUNCTION, key="redelivered", body=json.loads(body), timeout=60)
+        assert again is not None
+        await again.refresh(until_complete=20)
+        assert again.status == "complete"
+        assert slack.calls[calls:] == [], "the redelivered job said nothing"
+
+
+async def test_a_held_claim_is_tried_again_and_answered_once_in_place(
+    slack: SlackMock, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bot.jobs, "RETRY_DELAY", 0.3)
+    async with queued(slack, prefix, event_lease=1.5) as (h, (_, worker)):
+        thread = "500.000003"
+        name = f"app_mention:{BARE}:{thread}"
+        # a worker took the event, posted "Diagnosing…" and was killed: its claim is held until its lease expires
+        dead = await worker.store.claim_event(name, "dead-worker", 1.5)
+        stale = await slack_post(slack, thread)
+        assert await worker.store.note_event(
+            name, "dead-worker", dead.token, {"done": False, "channel": BARE, "ts": stale, "thread": thread}
+        )
+        await h.send(event_body(mention(QUESTION, thread, channel=BARE), "EvQ3"), "application/json")
+        await slack.wait_for(lambda s: any(c.body.get("ts") == stale for c in s.of("chat.update")), what="takeover")
+        await asyncio.sleep(0.5)
+        assert len(replies_in(slack, thread)) == 1, "the dead worker's message is updated, not posted again"
+
+
+async def slack_post(slack: SlackMock, thread: str) -> str:
+    """A "Diagnosing…" message in ``thread``, as the dead worker posted it; its ts."""
+    async with httpx.AsyncClient() as client:
+        got = await client.post(
+            slack.api_url + "chat.postMessage",
+            json={"channel": BARE, "thread_ts": thread, "text": "Diagnosing…"},
+            headers={"Authorization": "Bearer xoxb-dead"},
+        )
+    return str(got.json()["ts"])
+
+
+async def test_a_full_queue_tells_the_asker_the_bot_is_busy(slack: SlackMock, prefix: str) -> None:
+    async with queued(slack, prefix, roles=("ack",), queue_max=1) as (h, _):
+        await h.command(f"{QUESTION} cluster=dgx-prod", user="U0FIRST01")
+        await h.command(f"{QUESTION} cluster=dgx-prod", user="U0SECOND1")
+        await slack.wait_for(lambda s: any(BUSY in json.dumps(c.body) for c in s.of("webhook")), what="busy")
+        busy = [c for c in slack.of("webhook") if BUSY in json.dumps(c.body)]
+        assert len(busy) == 1 and busy[0].body.get("response_type") == "ephemeral"
+
+
+async def test_serve_alone_is_the_ack_tier_and_a_worker_in_one_process(slack: SlackMock, prefix: str) -> None:
+    async with queued(slack, prefix, roles=("all",)) as (h, (one,)):
+        assert one.queue is not None and one.worker is not None
+        await h.send(event_body(mention(QUESTION, "500.000004", channel=BARE), "EvQ4"), "application/json")
+        await slack.wait_for(lambda s: len(replies_in(s, "500.000004")) >= 1, what="the answer")
+
+
+async def test_the_sweep_leaves_alone_a_job_that_finished_since_it_looked(prefix: str) -> None:
+    """SAQ's sweep works from a snapshot: a job it saw running without a heartbeat may have finished by the time it
+    aborts and retries it. Read again, it is left alone: never run (and answered) twice."""
+    requests = RequestQueue(REDIS_URL, prefix=prefix)
+    queue = requests.queue
+    try:
+        assert await queue.enqueue(FUNCTION, key="seen-stuck", body={}, heartbeat=1) is not None
+        job = await queue.dequeue(timeout=5)  # a worker took it
+        assert job is not None and job.key == "seen-stuck"
+        seen = dataclasses.replace(job, status=Status.ACTIVE, touched=1)  # the sweep's snapshot: stuck
+        await queue.finish(job, Status.COMPLETE)  # finished meanwhile
+        await queue.abort(seen, queue.swept_error_message)
+        await queue.retry(seen, queue.swept_error_message)
+        stored = await queue.job("seen-stuck")
+        assert stored is not None and stored.status == Status.COMPLETE
+        assert await queue.count("queued") == 0 and await queue.count("incomplete") == 0
+    finally:
+        await requests.close()
+
+
+def test_an_ack_or_worker_role_without_the_queue_is_one_clear_line(slack: SlackMock, prefix: str) -> None:
+    plain = Settings(bot_token="xoxb-1", signing_secret=SECRET, redis_url=REDIS_URL, key_prefix=prefix)
+    with backends_for(str(SNAPSHOT)) as (backends, _), pytest.raises(SettingsError, match="WD_JOB_QUEUE=true"):
+        build_bot(plain, backends, role="worker")
+    env = {"SLACK_BOT_TOKEN": "xoxb-1", "REDIS_URL": REDIS_URL}
+    with pytest.raises(SettingsError, match="WD_JOB_QUEUE=true"):
+        Settings.from_env("worker", env)
+    assert Settings.from_env("worker", {**env, "WD_JOB_QUEUE": "true"}).job_queue
