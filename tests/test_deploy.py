@@ -17,7 +17,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
-OVERLAYS = ("socket", "http", "redis")
+OVERLAYS = ("socket", "http", "redis", "workers")
 READ_VERBS = {"get", "list", "watch"}
 FORBIDDEN_RESOURCES = {"secrets", "pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "nodes/proxy", "*"}
 KUBECTL = shutil.which("kubectl")
@@ -128,6 +128,32 @@ def test_http_overlay_exposes_only_slack_events() -> None:
     assert [(p["path"], p["pathType"]) for p in paths] == [("/slack/events", "Exact")]
     assert of(docs, "Service")
     assert not of(render("socket"), "Ingress") and not of(render("socket"), "Service")
+
+
+@needs_kubectl
+def test_workers_overlay_acks_in_one_deployment_and_answers_in_another() -> None:
+    """Issue 26: the Slack-facing pods only ack and enqueue; a Deployment of workers, same image, settings, Secret,
+    policy and security, answers; both on the job queue."""
+    docs = render("workers")
+    ack = bot_container(docs)
+    assert ack["args"][:3] == ["serve", "--http", "--ack-only"]
+    (deployment,) = [d for d in of(docs, "Deployment") if d["metadata"]["name"] == "workload-doctor-worker"]
+    pod = deployment["spec"]["template"]["spec"]
+    (worker,) = pod["containers"]
+    assert worker["args"][0] == "worker" and worker["image"] == ack["image"]
+    for container in (ack, worker):
+        assert {"name": "WD_JOB_QUEUE", "value": "true"} in container["env"]
+    assert worker["envFrom"] == ack["envFrom"], "the same settings ConfigMap (hashed) and Secret"
+    assert worker["securityContext"] == ack["securityContext"] and pod["securityContext"]["runAsNonRoot"] is True
+    assert worker["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    policy = {v["name"]: v for v in pod["volumes"]}["policy"]["configMap"]["name"]
+    assert policy.startswith("workload-doctor-policy-"), "the generated policy ConfigMap, by its hashed name"
+    selected = {d["spec"]["selector"]["app"] for d in of(docs, "Service")}
+    assert selected == {"workload-doctor"}, "Slack's requests reach the ack tier only"
+    guarded = {d["spec"]["podSelector"]["matchLabels"]["app"] for d in of(docs, "NetworkPolicy")}
+    assert "workload-doctor-worker" in guarded
+    budgets = {d["spec"]["selector"]["matchLabels"]["app"] for d in of(docs, "PodDisruptionBudget")}
+    assert "workload-doctor-worker" in budgets
 
 
 @needs_kubectl
@@ -341,7 +367,7 @@ def test_network_policy_lets_in_only_the_served_port_and_out_only_what_the_bot_d
 def test_pod_disruption_budget_keeps_one_replica_through_a_drain(overlay: str) -> None:
     docs = render(overlay)
     (deployment,) = [d for d in of(docs, "Deployment") if d["metadata"]["name"] == "workload-doctor"]
-    (pdb,) = of(docs, "PodDisruptionBudget")
+    (pdb,) = [d for d in of(docs, "PodDisruptionBudget") if d["metadata"]["name"] == "workload-doctor"]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert pdb["spec"]["maxUnavailable"] == 1 < deployment["spec"]["replicas"]
