@@ -274,7 +274,9 @@ def build_bot(
         ignoring_self_events_enabled=True,
     )
     client = app.client
-    reports = conversation_reports(store, backends, answer_fn)
+    votes = FeedbackStore.for_settings(store, settings)
+    # every answer a person can judge is kept with its world (issue 28, handlers.feedback_world)
+    reports = conversation_reports(store, backends, answer_fn, keeper=votes)
 
     async def report(question: Question, surface: Surface, root: str | None, footer: str | None) -> None:
         await report_in_thread(reports, question, surface, root, footer=footer, fresh=True)
@@ -306,7 +308,6 @@ def build_bot(
         digests=DigestDesk(backends, policy, store=store),
         commands=(watches,),
     )
-    votes = FeedbackStore.for_settings(store, settings)
 
     def wire(target: AsyncApp, spawn: Callable[..., Any], claims: bool) -> None:
         middleware.install(target, store=store, policy=policy, spawn=tracker.spawn, settings=settings, claims=claims)

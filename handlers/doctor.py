@@ -39,6 +39,7 @@ from diagnosis.question import Question, QuestionError
 from diagnosis.report import Outcome, Report
 from handlers import messages, replies
 from handlers.blocks import Message, Rendered, render_report, text_message
+from handlers.feedback_world import AnswerKeeper
 from handlers.messages import HELP, REFUSAL
 from handlers.parsing import (
     ASKING,
@@ -119,12 +120,18 @@ async def _fill_groups(ask: Ask, groups: GroupsFn | None) -> None:
             log.warning("could not read the user groups of %s", ask.user)
 
 
-def conversation_reports(store: ConversationStore, backends: Backends, answer_fn: AnswerFn | None = None) -> Reports:
+def conversation_reports(
+    store: ConversationStore,
+    backends: Backends,
+    answer_fn: AnswerFn | None = None,
+    keeper: AnswerKeeper | None = None,
+) -> Reports:
     """The reports of a conversation (the cache and the diagnoses in flight), over ``backends`` that offer every
     listable answer of a follow-up as a button (issue 11 §2). ``answer_fn`` defaults to
-    :func:`diagnosis.answer.answer` (fakes in unit tests)."""
+    :func:`diagnosis.answer.answer` (fakes in unit tests); ``keeper`` keeps each answer a person can judge with its
+    world (issue 28, :class:`bot.feedback_store.FeedbackStore`)."""
     offering = dataclasses.replace(backends, offer_choices=True) if dataclasses.is_dataclass(backends) else backends
-    return Reports(store, offering, answer_fn or answer)
+    return Reports(store, offering, answer_fn or answer, keeper)
 
 
 class Doctor:

@@ -213,7 +213,6 @@ def _thanks(verdict: str, choice: str | None, record: dict[str, Any], before: di
 def register(app: AsyncApp, doctor: Any, desk: FeedbackDesk, spawn: Callable[..., Any]) -> None:
     """The listeners of the feedback actions; each acks, then votes in a tracked task (no rate limit)."""
     votes = Votes(doctor, desk)
-    doctor.reports.keeper = desk  # every answer a person can judge is kept with its world (handlers.feedback_world)
 
     @app.action(action_matcher((RIGHT_ACTION, WRONG_ACTION, NOTE_ACTION), numbered=(PICK_ACTION,)))
     async def on_feedback(

@@ -60,14 +60,20 @@ def question_key(q: Question, system: str | None = None) -> str:
 class Reports:
     """The report for a question: cached, shared with the identical diagnosis in flight, or new."""
 
-    def __init__(self, store: ConversationStore, backends: Backends, answer_fn: AnswerFn) -> None:
+    def __init__(
+        self,
+        store: ConversationStore,
+        backends: Backends,
+        answer_fn: AnswerFn,
+        keeper: AnswerKeeper | None = None,
+    ) -> None:
         self.store = store
         self.backends = backends
         self.answer_fn = answer_fn
         #: diagnoses in progress by question key: identical questions asked meanwhile share one
         self.in_flight: dict[str, asyncio.Task[Report]] = {}
         #: keeps each answer a person can judge with the world it was made from (issue 28); None: not kept
-        self.keeper: AnswerKeeper | None = None
+        self.keeper = keeper
 
     async def answer(self, question: Question, fresh: bool = False) -> Report:
         """The report for ``question``: from the cache, or from the one diagnosis in progress for the same
