@@ -27,6 +27,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from diagnosis import metrics
+from handlers.protocols import Jobs
 
 log = logging.getLogger(__name__)
 BUSY = "I'm busy with many diagnoses right now: please try again in a minute."
@@ -224,7 +225,7 @@ class HandOver:
 
     def __init__(
         self,
-        jobs: Any,
+        jobs: Jobs,
         spawn: Callable[..., asyncio.Task[Any]],
         tell: Callable[[dict[str, Any], Any, str], Awaitable[None]],
     ) -> None:
