@@ -20,8 +20,12 @@ trigger word is present).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from re import _constants as _c  # type: ignore[attr-defined]  # the parser's opcodes (_needed); no stub
+from re import _parser  # type: ignore[attr-defined]
+from typing import Any
 
 from diagnosis.keywords import Keywords
 
@@ -273,11 +277,53 @@ _INSTRUCTION_PATTERNS = [
     r"|resources|projects?|users?)\b",
 ]
 
-_INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS), re.IGNORECASE | re.MULTILINE)
+_FLAGS = re.IGNORECASE | re.MULTILINE
 
 
-#: the trigger words found in one pass (:class:`~diagnosis.keywords.Keywords`)
-_TRIGGER_WORDS = Keywords(_TRIGGERS)
+@functools.cache
+def _instruction() -> re.Pattern[str]:
+    """Every pattern in one regex: what a line meets without the prefilter (the reference the prefiltered search
+    equals). Compiled on first use: only ``prefilter=False`` asks for it."""
+    return re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS), _FLAGS)
+
+
+def _needed(items: Any) -> frozenset[str] | None:
+    """Words one of which every match of the parsed regex ``items`` holds (lower-cased), or None when no such set
+    is known: a run of ASCII literals is one word; an alternation needs one word of each branch; a repeat of at
+    least once needs what its body needs; classes, anchors and lookarounds need nothing. Of the candidates of a
+    sequence, the one whose shortest word is longest (the rarest in text)."""
+    candidates: list[frozenset[str]] = []
+    run = ""
+    for op, av in [*items, (None, None)]:
+        if op is _c.LITERAL and chr(av).isascii():
+            run += chr(av).lower()
+            continue
+        if run:
+            candidates.append(frozenset({run}))
+            run = ""
+        need: frozenset[str] | None = None
+        if op is _c.SUBPATTERN:
+            need = _needed(av[3])
+        elif op is _c.ATOMIC_GROUP:
+            need = _needed(av)
+        elif op is _c.BRANCH:
+            branches = [_needed(b) for b in av[1]]
+            need = None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT) and av[0] >= 1:
+            need = _needed(av[2])
+        if need:
+            candidates.append(need)
+    return max(candidates, key=lambda c: min(len(w) for w in c), default=None)
+
+
+# Each pattern alone, with the words its matches need (gitleaks' keywords, derived from the pattern itself): a line
+# meets only the patterns whose words it holds. ``_instruction().search(line)`` finds a match exactly when one of
+# them does (an alternation matches where one of its branches does).
+_PATTERNS = [re.compile(f"(?:{p})", _FLAGS) for p in _INSTRUCTION_PATTERNS]
+_NEEDS = [_needed(_parser.parse(f"(?:{p})", _FLAGS)) for p in _INSTRUCTION_PATTERNS]
+_TRIGGER_SET = frozenset(_TRIGGERS)
+#: the trigger words and every word a pattern needs, found in one pass (:class:`~diagnosis.keywords.Keywords`)
+_LINE_WORDS = Keywords([*_TRIGGERS, *sorted({w for need in _NEEDS if need for w in need})])
 
 
 def _fold(text: str) -> str:
@@ -291,15 +337,20 @@ def _fold(text: str) -> str:
     return low.replace("\u0131", "i").replace("\u017f", "s").replace("\u0307", "")
 
 
-def _may_instruct(low: str) -> bool:
-    return bool(_TRIGGER_WORDS.present(low))
+def _instructs(line: str, words: set[str]) -> bool:
+    """Whether ``line``, which holds ``words`` (of :data:`_LINE_WORDS`), is instruction-like: it holds a trigger
+    word and a pattern whose words it holds (or that needs none) matches it."""
+    if _TRIGGER_SET.isdisjoint(words):
+        return False
+    for pattern, need in zip(_PATTERNS, _NEEDS, strict=True):
+        if (need is None or not need.isdisjoint(words)) and pattern.search(line):
+            return True
+    return False
 
 
 def is_instruction_like(line: str) -> bool:
     """Whether one line addresses an assistant or an operator (see :func:`withhold_instructions`)."""
-    if line == WITHHELD or not _may_instruct(_fold(line)):
-        return False
-    return _INSTRUCTION.search(line) is not None
+    return line != WITHHELD and _instructs(line, _LINE_WORDS.present(_fold(line)))
 
 
 def withhold_instructions(text: str, prefilter: bool = True) -> str:
@@ -312,20 +363,27 @@ def withhold_instructions(text: str, prefilter: bool = True) -> str:
     that changes or destroys something. Benign imperatives (our own next actions, "kubectl logs ...
     --previous", "then resubmit") are not.
 
-    Only the lines that hold a trigger word meet the patterns; ``prefilter=False`` has every line meet them: the
+    Only the lines that hold a trigger word meet the patterns, and each line only the patterns whose words it
+    holds (:func:`_instructs`); ``prefilter=False`` has every line meet every pattern (:func:`_instruction`): the
     same result, only slower (a test holds the two equal).
     """
-    triggered = _TRIGGER_WORDS.by_line(_fold(text)) if prefilter else None
-    if triggered is not None and not triggered:
+    found = _LINE_WORDS.by_line(_fold(text)) if prefilter else None
+    if found is not None and not found:
         return text
+
+    def instructs(i: int, line: str) -> bool:
+        if found is None:
+            return _instruction().search(line) is not None
+        return i in found and _instructs(line, found[i])
+
     if "\n" not in text:
-        return WITHHELD if text != WITHHELD and _INSTRUCTION.search(text) else text
+        return WITHHELD if text != WITHHELD and instructs(0, text) else text
     lines = text.split("\n")
     out: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line != WITHHELD and (triggered is None or i in triggered) and _INSTRUCTION.search(line):
+        if line != WITHHELD and instructs(i, line):
             out.append(WITHHELD)
             i = _after_continuation(lines, i)
             continue

@@ -115,6 +115,20 @@ def test_look_alike_letters_the_patterns_match_open_the_prefilter_too(text: str)
     assert untrusted.is_instruction_like(text.split("\n")[min(1, text.count("\n"))])
 
 
+def test_each_pattern_match_holds_one_of_the_words_the_pattern_needs() -> None:
+    """The words derived from each instruction pattern (``_needed``) are in every match of it: over the corpora
+    and every trigger shape, each match, folded as the prefilter folds, holds one of them."""
+    assert sum(need is not None for need in untrusted._NEEDS) >= len(untrusted._NEEDS) - 2  # most are gated
+    seen = 0
+    texts = INSTRUCTIONS + CORPUS + [t for w in TRIGGERS for t in shapes(w)]
+    for pattern, need in zip(untrusted._PATTERNS, untrusted._NEEDS, strict=True):
+        for text in texts:
+            for m in pattern.finditer(text):
+                seen += 1
+                assert need is None or any(w in untrusted._fold(m.group(0)) for w in need), (pattern.pattern, text)
+    assert seen > len(INSTRUCTIONS) // 2
+
+
 def test_an_empty_keyword_is_refused() -> None:
     with pytest.raises(ValueError):
         Keywords(["token", ""])
