@@ -29,6 +29,7 @@ cases: $(BIN)/.installed
 bench: $(BIN)/.installed
 	$(BIN)/python bench/diagnose.py
 	$(BIN)/python bench/slack.py
+	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/accuracy.py
 	$(BIN)/python bench/digest.py
 	$(BIN)/python bench/osmo_fuzz.py
