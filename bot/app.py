@@ -554,47 +554,63 @@ def run_http(bot: Bot, host: str = "127.0.0.1", port: int = 3000) -> None:
     uvicorn.run(http_app(bot), host=host, port=port, log_level="info", access_log=False, timeout_graceful_shutdown=90)
 
 
+async def _health_server(bot: Bot, host: str, port: int, alive: Callable[[], Any]) -> Any:
+    """A small HTTP server on ``host:port`` answering ``/healthz`` (``await alive()`` -> (ok, words)), ``/readyz``
+    (Redis) and ``/metrics``; its ``aiohttp`` runner, started (the caller cleans it up)."""
+    from aiohttp import web
+
+    async def healthz(request: web.Request) -> web.Response:
+        ok, words = await alive()
+        return web.Response(status=200 if ok else 503, text="ok" if ok else words)
+
+    async def readyz(request: web.Request) -> web.Response:
+        ok = await bot.store.ping()
+        return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
+
+    async def metrics_endpoint(request: web.Request) -> web.Response:
+        body, content_type = metrics.exposition()
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    health = web.Application()
+    health.router.add_get("/healthz", healthz)
+    health.router.add_get("/readyz", readyz)
+    health.router.add_get("/metrics", metrics_endpoint)
+    runner = web.AppRunner(health)
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    return runner
+
+
+async def _until_stopped() -> None:
+    """Until SIGTERM or SIGINT."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
 async def run_socket(bot: Bot, health_port: int | None = None, host: str = "127.0.0.1") -> None:
     """Socket Mode until SIGTERM/SIGINT, then close the socket and drain the tasks.
 
     With ``health_port`` a small HTTP server on ``host`` answers ``/healthz`` (socket connected), ``/readyz`` and
     ``/metrics``."""
-    from aiohttp import web
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
     handler = AsyncSocketModeHandler(bot.app, bot.settings.app_token)
     await handler.connect_async()
     await bot.start()
-    runner: web.AppRunner | None = None
+    runner: Any = None
+
+    async def connected() -> tuple[bool, str]:
+        return bool(await handler.client.is_connected()), "disconnected"
+
     try:
         if health_port is not None:
-
-            async def healthz(request: web.Request) -> web.Response:
-                connected = await handler.client.is_connected()
-                return web.Response(status=200 if connected else 503, text="ok" if connected else "disconnected")
-
-            async def readyz(request: web.Request) -> web.Response:
-                ok = await bot.store.ping()
-                return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
-
-            async def metrics_endpoint(request: web.Request) -> web.Response:
-                body, content_type = metrics.exposition()
-                return web.Response(body=body, headers={"Content-Type": content_type})
-
-            health = web.Application()
-            health.router.add_get("/healthz", healthz)
-            health.router.add_get("/readyz", readyz)
-            health.router.add_get("/metrics", metrics_endpoint)
-            runner = web.AppRunner(health)
-            await runner.setup()
-            await web.TCPSite(runner, host, health_port).start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
+            runner = await _health_server(bot, host, health_port, connected)
         log.info("socket mode connected; waiting for events")
-        await stop.wait()
+        await _until_stopped()
         log.info("shutting down: closing the socket, draining diagnoses")
     finally:
         await handler.close_async()
@@ -608,39 +624,17 @@ async def run_worker(bot: Bot, health_port: int | None = None, host: str = "127.
     requests, polls the watches and posts the scheduled digests, then drains and closes. With ``health_port`` a
     small HTTP server on ``host`` answers ``/healthz`` (its job worker running), ``/readyz`` (Redis) and
     ``/metrics``."""
-    from aiohttp import web
-
     await bot.start()
-    runner: web.AppRunner | None = None
+    runner: Any = None
+
+    async def working() -> tuple[bool, str]:
+        return bot.worker is not None and bot.worker.running, "worker stopped"
+
     try:
         if health_port is not None:
-
-            async def healthz(request: web.Request) -> web.Response:
-                alive = bot.worker is not None and bot.worker.running
-                return web.Response(status=200 if alive else 503, text="ok" if alive else "worker stopped")
-
-            async def readyz(request: web.Request) -> web.Response:
-                ok = await bot.store.ping()
-                return web.Response(status=200 if ok else 503, text="ok" if ok else "redis unavailable")
-
-            async def metrics_endpoint(request: web.Request) -> web.Response:
-                body, content_type = metrics.exposition()
-                return web.Response(body=body, headers={"Content-Type": content_type})
-
-            health = web.Application()
-            health.router.add_get("/healthz", healthz)
-            health.router.add_get("/readyz", readyz)
-            health.router.add_get("/metrics", metrics_endpoint)
-            runner = web.AppRunner(health)
-            await runner.setup()
-            await web.TCPSite(runner, host, health_port).start()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
+            runner = await _health_server(bot, host, health_port, working)
         log.info("worker started: answering queued requests")
-        await stop.wait()
+        await _until_stopped()
         log.info("shutting down: the jobs in progress finish or are retried by another worker")
     finally:
         await bot.close()
