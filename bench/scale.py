@@ -294,6 +294,9 @@ def ack_part(slack: SlackMock, snapshot: Path, logs: Path, rate: int, seconds: f
         "ack_p50_ms": ms(statistics.median(acks)) if acks else None,
         "ack_p99_ms": ms(pct(acks, 99)) if acks else None,
         "ack_max_ms": ms(max(acks)) if acks else None,
+        # the help answered and the requests told "busy" (WD_MAX_IN_FLIGHT) apart
+        "ack_p99_ms_answered": ms(pct([r[2] - r[1] for r in ok if r[3]], 99)),
+        "ack_p99_ms_not_answered": ms(pct([r[2] - r[1] for r in ok if not r[3]], 99)),
         "client_rate_per_s": round(len(rows) / sent_span, 1) if sent_span else None,
         "client_late_p99_ms": ms(pct(late, 99)),
         "ack_cpu_ms_per_request": ms(busy / max(1, len(rows))),
