@@ -80,6 +80,8 @@ class EventClaim:
         self._stale: dict[str, Any] | None = None
         self._noted = False
         self._holding: Lease | None = None
+        #: whether this delivery answers the event, once the claim is settled (None: not yet)
+        self._ours: bool | None = None
         #: the claim was held by another holder (alive, or dead with its lease not yet expired)
         self.held_elsewhere = False
 
@@ -99,23 +101,25 @@ class EventClaim:
                 budget,
             )
             return "pending"
-        return "answer" if self._settle(self._claiming.result()) else "duplicate"
+        self._ours = self._settle(self._claiming.result())
+        return "answer" if self._ours else "duplicate"
 
     async def confirm(self) -> bool:
         """After the ack: True when this delivery is the one to answer (awaits a claim still in flight)."""
         if self._claiming is None:
             return True
-        if not self._claiming.done():
+        if self._ours is None:
+            # the claim was pending at the ack: settle it now, whether Redis answered since or is still to answer
+            # (a claim that finished meanwhile was once read as "not ours": its answer was dropped silently)
             try:
                 claimed = await self._claiming
             except Exception:
                 log.exception("event %s: claim failed; answering it", self.event_id)
                 return True
-            ours = self._settle(claimed)
-            if not ours:
+            self._ours = self._settle(claimed)
+            if not self._ours:
                 log.info("event %s: a duplicate, caught by the claim after the ack", self.event_id)
-            return ours
-        return self.token > 0
+        return self._ours
 
     def _settle(self, claimed: EventClaimed) -> bool:
         if not claimed.shared:
