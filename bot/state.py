@@ -42,6 +42,9 @@ from handlers.watch import WATCH_TTL
 log = logging.getLogger(__name__)
 
 _ERRORS = (RedisError, OSError, TimeoutError)
+#: Connections to Redis one process opens at most, and seconds a command waits for one when all are busy.
+MAX_CONNECTIONS = 200
+POOL_WAIT = 1.0
 
 # A lease: KEYS[1] the lease ("owner|token"), KEYS[2] its token counter; ARGV[1] owner, ARGV[2] ms.
 # Free: a new fencing token (INCR) and the lease; held by ARGV[1]: renewed, same token; else 0.
@@ -187,14 +190,20 @@ class Store:
         self.ack_budget = 0.2
         self.redis: aioredis.Redis | None = None
         if url:
-            self.redis = aioredis.from_url(
+            # a blocking pool: past MAX_CONNECTIONS a command waits POOL_WAIT seconds for a free connection, where
+            # redis-py's default pool raised at once and the store counted Redis as down (a burst of 1,000
+            # requests a second, issue 26 §3)
+            pool = aioredis.BlockingConnectionPool.from_url(
                 url,
+                max_connections=MAX_CONNECTIONS,
+                timeout=POOL_WAIT,
                 socket_connect_timeout=0.5,
                 socket_timeout=1.0,
                 retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1),
                 decode_responses=True,
                 **_driver_info(),
             )
+            self.redis = aioredis.Redis(connection_pool=pool)
 
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -573,6 +582,7 @@ class Store:
         if self.redis is not None:
             try:
                 await self.redis.aclose()
+                await self.redis.connection_pool.disconnect()  # the pool is ours (given to the client, not made by it)
             except _ERRORS:
                 pass
 

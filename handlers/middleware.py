@@ -24,7 +24,7 @@ from handlers.claims import EventClaim
 from handlers.context import user_groups
 from handlers.digest_blocks import DIGEST_PREFIX, NEWEST_ACTION, REFRESH_ACTION
 from handlers.messages import rate_limited, refusal_words
-from handlers.parsing import Ask
+from handlers.parsing import Ask, is_help
 from handlers.shedding import BUSY, CURRENT, DELIVERY, InFlight, Work
 from handlers.shedding import current as current_work
 from handlers.slack_http import BoundedRespond, BoundedWebhookClient
@@ -146,7 +146,8 @@ def install(
 
     ``settings`` (:class:`bot.settings.Settings`) gives ``event_lease``, ``ack_redis_budget`` and ``max_in_flight``;
     without it the defaults of the settings apply. ``claims=False`` (the ack tier of a job queue, issue 26) leaves
-    the event claim to the worker that answers the request: the ack tier only enqueues it."""
+    the event claim and the in-flight bound to the worker that answers the request: the ack tier only enqueues it,
+    and the queue bounds what waits (``WD_QUEUE_MAX``)."""
     lease = float(getattr(settings, "event_lease", 30.0))
     budget = float(getattr(settings, "ack_redis_budget", 0.2))
     slots = in_flight or InFlight(int(getattr(settings, "max_in_flight", 64)))
@@ -156,7 +157,8 @@ def install(
     _install_event_claim(app, store, lease, budget, claims)
     _reset_work_after_dispatch(app)
     _install_authorization(app, store, policy, spawn)
-    _install_in_flight_bound(app, slots, spawn)
+    if claims:
+        _install_in_flight_bound(app, slots, spawn)
 
 
 async def _turn_away(spawn: Callable[..., Any], body: dict[str, Any], client: Any, text: str) -> BoltResponse:
@@ -279,8 +281,9 @@ def _install_in_flight_bound(app: AsyncApp, slots: InFlight, spawn: Callable[...
     @app.middleware
     async def bound_in_flight(body: dict[str, Any], client: Any, next: Next) -> BoltResponse | None:
         # thread replies are not bounded: most are people talking to each other, and a "busy" in their
-        # thread would be noise; the requests that start a diagnosis are
-        if _costly(body):
+        # thread would be noise; the requests that start a diagnosis are (help, answered in the ack, is not: it held
+        # a slot for the listener's grace, and 1,000 helps a second filled the bound)
+        if _costly(body) and not (body.get("command") and is_help(str(body.get("text") or ""))):
             work = current_work()
             if not slots.try_enter():
                 kind = "command" if body.get("command") else str(body.get("type") or "other")

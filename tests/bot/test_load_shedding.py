@@ -110,3 +110,18 @@ async def test_beyond_the_limit_the_asker_is_told_busy(slack: SlackMock, prefix:
     assert _shed("event_callback") == shed_events + 1
     assert metrics.REGISTRY.get_sample_value("workload_doctor_in_flight") == 0
     assert BUSY not in json.dumps([u.body for u in slack.of("chat.update")])
+
+
+async def test_help_is_answered_in_the_ack_even_with_every_slot_taken(
+    slack: SlackMock, prefix: str, tmp_path: Path
+) -> None:
+    """Help takes no slot (it is answered in the ack, issue 26 §3: 1,000 helps a second filled the bound)."""
+    held = Held()
+    async with bot_with(slack, prefix, tmp_path, held, limit=1) as h:
+        await h.command(QUESTION, user=ALICE, channel=CHAN)
+        await _until(lambda: held.entered >= 1, "the one slot taken")
+        helped = [await h.command("help", user=ALICE, channel=CHAN) for _ in range(3)]
+        assert all(r.status_code == 200 and r.json()["text"] != BUSY for r in helped)
+        assert all("/diagnose" in r.json()["text"] for r in helped), "the help itself"
+        busy = await h.command(QUESTION, user=ALICE, channel=CHAN)
+        assert busy.json() == {"response_type": "ephemeral", "text": BUSY}, "a question is still bounded"
