@@ -240,6 +240,51 @@ async def _team_id(client: AsyncWebClient) -> str:
     return str(team)
 
 
+def _load_policy(settings: Settings, policy: Policy | None) -> Policy:
+    policy = policy or Policy.load(settings.policy_file)
+    if not policy.enabled:
+        log.warning("no access policy (WD_POLICY_FILE): every user may diagnose every cluster and project")
+    elif policy.allows_nobody:
+        log.warning(
+            "the access policy (WD_POLICY_FILE) allows nobody: every request is refused until its 'access' names people"
+        )
+    return policy
+
+
+def _watches(
+    settings: Settings,
+    backends: Backends,
+    store: Store,
+    policy: Policy,
+    tracker: TaskTracker,
+    client: AsyncWebClient,
+    reports: Any,
+    watcher_for: WatcherFor | None,
+) -> Watches:
+    """The watches, posting with the bot's client and reporting through the conversation's ``reports``."""
+
+    async def report(question: Question, surface: Surface, root: str | None, footer: str | None) -> None:
+        await report_in_thread(reports, question, surface, root, footer=footer, fresh=True)
+
+    async def groups(user: str) -> set[str]:
+        return await user_groups(policy, store, client, user)
+
+    return Watches(
+        policy,
+        store,
+        tracker.spawn,
+        lambda channel: SlackSurface(client, channel),
+        backends=backends,
+        report=report,
+        groups=groups,
+        watcher_for=watcher_for,
+        scale=settings.watch_scale,
+        min_interval=settings.watch_min_interval,
+        ttl=settings.watch_ttl,
+        lease_margin=settings.watch_lease,
+    )
+
+
 def build_bot(
     settings: Settings,
     backends: Backends,
@@ -258,13 +303,7 @@ def build_bot(
         raise SettingsError(f"the {role} role needs the job queue: set WD_JOB_QUEUE=true and REDIS_URL")
     preload()
     store = store or Store(settings.redis_url, prefix=settings.key_prefix)
-    policy = policy or Policy.load(settings.policy_file)
-    if not policy.enabled:
-        log.warning("no access policy (WD_POLICY_FILE): every user may diagnose every cluster and project")
-    elif policy.allows_nobody:
-        log.warning(
-            "the access policy (WD_POLICY_FILE) allows nobody: every request is refused until its 'access' names people"
-        )
+    policy = _load_policy(settings, policy)
     tracker = TaskTracker()
     app = AsyncApp(
         client=web_client(settings),
@@ -273,31 +312,10 @@ def build_bot(
         process_before_response=False,
         ignoring_self_events_enabled=True,
     )
-    client = app.client
     votes = FeedbackStore.for_settings(store, settings)
     # every answer a person can judge is kept with its world (issue 28, handlers.feedback_world)
     reports = conversation_reports(store, backends, answer_fn, keeper=votes)
-
-    async def report(question: Question, surface: Surface, root: str | None, footer: str | None) -> None:
-        await report_in_thread(reports, question, surface, root, footer=footer, fresh=True)
-
-    async def groups(user: str) -> set[str]:
-        return await user_groups(policy, store, client, user)
-
-    watches = Watches(
-        policy,
-        store,
-        tracker.spawn,
-        lambda channel: SlackSurface(client, channel),
-        backends=backends,
-        report=report,
-        groups=groups,
-        watcher_for=watcher_for,
-        scale=settings.watch_scale,
-        min_interval=settings.watch_min_interval,
-        ttl=settings.watch_ttl,
-        lease_margin=settings.watch_lease,
-    )
+    watches = _watches(settings, backends, store, policy, tracker, app.client, reports, watcher_for)
     doctor = Doctor(
         backends,
         store,
@@ -314,28 +332,7 @@ def build_bot(
         listeners.register(target, doctor, spawn, admit=middleware.RateLimit(store, settings.rate_limit).admit)
         feedback.register(target, doctor, votes, spawn)  # issue 28
 
-    queue: RequestQueue | None = None
-    worker: RequestWorker | None = None
-    if settings.job_queue and settings.redis_url:
-        queue = RequestQueue(
-            settings.redis_url,
-            prefix=settings.key_prefix,
-            max_depth=settings.queue_max,
-            heartbeat=settings.job_heartbeat,
-        )
-        # the Slack-facing app acks and hands the work over; the worker's app answers (claims on, work run here)
-        wire(app, HandOver(queue, tracker.spawn, middleware.tell_privately), claims=False)
-        if role != "ack":
-            answering = AsyncApp(
-                client=client,
-                request_verification_enabled=False,  # its requests were verified by the ack tier
-                process_before_response=False,
-                ignoring_self_events_enabled=True,
-            )
-            wire(answering, tracker.spawn, claims=True)
-            worker = RequestWorker(queue, answering, concurrency=settings.worker_concurrency)
-    else:
-        wire(app, tracker.spawn, claims=True)
+    queue, worker = _queue_tiers(settings, role, app, tracker, wire)
     return Bot(
         app=app,
         doctor=doctor,
@@ -348,6 +345,35 @@ def build_bot(
         queue=queue,
         worker=worker,
     )
+
+
+def _queue_tiers(
+    settings: Settings,
+    role: Role,
+    app: AsyncApp,
+    tracker: TaskTracker,
+    wire: Callable[[AsyncApp, Callable[..., Any], bool], None],
+) -> tuple[RequestQueue | None, RequestWorker | None]:
+    """Wire ``app`` and, with a job queue, the worker's app: without one, ``app`` answers what it acks; with one,
+    ``app`` acks and hands the work over, and (roles ``all`` and ``worker``) a second app answers (claims on, the
+    work run here)."""
+    if not (settings.job_queue and settings.redis_url):
+        wire(app, tracker.spawn, True)
+        return None, None
+    queue = RequestQueue(
+        settings.redis_url, prefix=settings.key_prefix, max_depth=settings.queue_max, heartbeat=settings.job_heartbeat
+    )
+    wire(app, HandOver(queue, tracker.spawn, middleware.tell_privately), False)
+    if role == "ack":
+        return queue, None
+    answering = AsyncApp(
+        client=app.client,
+        request_verification_enabled=False,  # its requests were verified by the ack tier
+        process_before_response=False,
+        ignoring_self_events_enabled=True,
+    )
+    wire(answering, tracker.spawn, True)
+    return queue, RequestWorker(queue, answering, concurrency=settings.worker_concurrency)
 
 
 #: How far a request's ``X-Slack-Request-Timestamp`` may be from now, seconds (Slack's own rule).

@@ -156,7 +156,9 @@ class RequestWorker:
             functions=[(FUNCTION, self.answer)],
             concurrency=concurrency,
             timers={"sweep": sweep, "abort": 1, "schedule": 1, "worker_info": 10},
-            shutdown_grace_period_s=10,
+            # stop at once: SAQ's grace waits for its idle dequeues too (10 s a shutdown); a job cut short is retried
+            # by another worker, whose claim waits for this one's answer (the tracker drains it) and then drops it
+            shutdown_grace_period_s=0,
             id=new_owner(),  # host:pid:nonce, as every holder of claimed work is named
         )
         self.worker.SIGNALS = []  # the process's own handlers stop it (uvicorn, run_socket, `worker`)

@@ -267,10 +267,11 @@ def context_text(report: Report, footer: str | None = None) -> str:
         parts.append(report.category.value)
     ident = report.identity
     if ident is not None:
-        if ident.system == "runai":
-            where = " / ".join(x for x in (ident.cluster_name or ident.cluster_id, ident.project) if x)
-        else:
-            where = " / ".join(x for x in (f"pool {ident.pool}" if ident.pool else None, ident.user) if x)
+        # a cluster and project where the system has them (Run:ai), else a pool and user (OSMO): by what the
+        # identity holds, not by the system's name (a third backend's card says what it has)
+        where = " / ".join(x for x in (ident.cluster_name or ident.cluster_id, ident.project) if x) or " / ".join(
+            x for x in (f"pool {ident.pool}" if ident.pool else None, ident.user) if x
+        )
         if where:
             parts.append(where)
     if report.confidence is not None:

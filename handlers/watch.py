@@ -51,7 +51,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from diagnosis import metrics
-from diagnosis.backends import Backends, backend_of
+from diagnosis.backends import Backends, backend_of, route
 from diagnosis.cancelling import checkpoint
 from diagnosis.lease import Lease, new_owner
 from diagnosis.osmo.watch import StateChange, WatchState
@@ -120,7 +120,7 @@ class WatchRecord(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     id: str
-    system: str = "osmo"
+    system: str = "osmo"  # a record saved before watches named their system: OSMO's, the only one watched then
     team: str = ""
     channel: str
     user: str = ""
@@ -202,14 +202,9 @@ class Watches:
             await self.start(talk, ask, question, surface)
 
     def _system_of(self, question: Question) -> str | None:
-        """The system whose target ``question`` names, when it can be watched here (configured)."""
-        system = "osmo" if question.workflow_id or question.kind.startswith("osmo") else question.system
-        if system is None:
-            return None
-        try:
-            return system if self.watcher_for(system) is not None else None
-        except KeyError:
-            return None
+        """The system whose target ``question`` names (the backend that answers it), when it can be watched here."""
+        system = route(question, self.backends).name
+        return system if self.watcher_for(system) is not None else None
 
     # -- starting --------------------------------------------------------------------------------
 
@@ -237,7 +232,7 @@ class Watches:
         cadence = parse_cadence(question.text)
         record = WatchRecord(
             id=wkey,
-            system=self._system_of(question) or "osmo",
+            system=self._system_of(question) or "",
             team=ask.team,
             channel=ask.channel,
             user=ask.user,

@@ -77,25 +77,41 @@ async def test_http_mode_serves_metrics_after_a_diagnosis(slack: SlackMock, pref
     assert 'workload_doctor_slack_api_calls_total{method="chat.postMessage",status="200"}' in text
 
 
-async def test_socket_mode_health_port_serves_metrics() -> None:
-    """The Socket Mode health server's /metrics handler (the same exposition)."""
-    from aiohttp import web
-    from aiohttp.test_utils import TestClient, TestServer
+async def test_socket_mode_and_worker_health_port_serves_metrics_health_and_readiness() -> None:
+    """The health server of Socket Mode and of a worker (``bot.app._health_server``), on a real port."""
+    import socket
+    from types import SimpleNamespace
 
-    async def handler(request: web.Request) -> web.Response:
-        body, content_type = metrics.exposition()
-        return web.Response(body=body, headers={"Content-Type": content_type})
-
-    app = web.Application()
-    app.router.add_get("/metrics", handler)
-    async with TestClient(TestServer(app)) as client:
-        resp = await client.get("/metrics")
-        assert resp.status == 200 and "workload_doctor_" in await resp.text()
-    import inspect
+    import httpx
 
     from bot import app as bot_app
 
-    assert 'add_get("/metrics"' in inspect.getsource(bot_app.run_socket)
+    class Store:
+        async def ping(self) -> bool:
+            return False  # Redis away: not ready
+
+    alive = [True]
+
+    async def healthy() -> tuple[bool, str]:
+        return alive[0], "worker stopped"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    bot = SimpleNamespace(store=Store())
+    runner = await bot_app._health_server(bot, "127.0.0.1", port, healthy)  # type: ignore[arg-type]
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
+            got = await client.get("/metrics")
+            assert got.status_code == 200 and "workload_doctor_" in got.text
+            assert (await client.get("/healthz")).status_code == 200
+            alive[0] = False
+            down = await client.get("/healthz")
+            assert (down.status_code, down.text) == (503, "worker stopped")
+            ready = await client.get("/readyz")
+            assert (ready.status_code, ready.text) == (503, "redis unavailable")
+    finally:
+        await runner.cleanup()
 
 
 def _logger(formatter: logging.Formatter) -> tuple[logging.Logger, io.StringIO]:
