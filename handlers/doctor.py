@@ -345,19 +345,6 @@ class Doctor:
         """The refusal's words (the same whatever was or was not found; the policy's own while it allows nobody)."""
         return messages.refusal_words(self.policy)
 
-    async def report_in_thread(
-        self,
-        question: Question,
-        surface: Surface,
-        root: str | None,
-        *,
-        footer: str | None = None,
-        fresh: bool = False,
-    ) -> Report | None:
-        """Answer ``question`` and post the report in the thread ``root`` (a watch's status and final report:
-        :func:`handlers.replies.report_in_thread`). ``fresh`` skips the cache."""
-        return await replies.report_in_thread(self.reports, question, surface, root, footer=footer, fresh=fresh)
-
     async def _reply(self, ask: Ask, surface: Surface, message: Message, private: bool = False) -> None:
         # a mention's private answer is threaded under it, as a public one would be
         thread = ask.thread_ts or ask.message_ts

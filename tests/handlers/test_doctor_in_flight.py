@@ -17,6 +17,7 @@ from diagnosis.report import Category, Outcome, Report
 from handlers import messages
 from handlers.blocks import Message, Snippet
 from handlers.doctor import Ask, Doctor, parse_command
+from handlers.replies import report_in_thread
 
 TRAIN_7 = "train-7 project=nlp cluster=dgx-prod"
 
@@ -153,7 +154,7 @@ async def test_a_fresh_status_never_joins_a_diagnosis_in_flight() -> None:
     question = Question(workload_name="train-7", project="nlp", cluster="dgx-prod")
     asked = asyncio.create_task(doc.ask(ask(TRAIN_7, 1), Surface()))
     await settle()
-    fresh: Any = asyncio.create_task(doc.report_in_thread(question, Surface(), "1.1", fresh=True))
+    fresh: Any = asyncio.create_task(report_in_thread(doc.reports, question, Surface(), "1.1", fresh=True))
     await settle()
     assert len(core.asked) == 2
     core.release.set()
