@@ -38,6 +38,7 @@ from saq.queue.redis import RedisQueue
 from saq.types import Context
 from slack_bolt.async_app import AsyncApp, AsyncBoltRequest
 
+from bot.state import typed_text_redacted
 from diagnosis import metrics
 from diagnosis.lease import new_owner
 from handlers.middleware import claim_name, tell_privately
@@ -128,7 +129,7 @@ class RequestQueue:
         job = await self.queue.enqueue(
             FUNCTION,
             key=f"req:{key}",
-            body=body,
+            body=typed_text_redacted(body),  # kept in Redis until answered: nothing a person typed unsanitized
             enqueued_at=time.time(),
             timeout=JOB_TIMEOUT,
             heartbeat=self.heartbeat,

@@ -587,25 +587,25 @@ class Store:
                 pass
 
 
-def _typed_text_redacted(value: Any, key: str | None = None) -> Any:
+def typed_text_redacted(value: Any, key: str | None = None) -> Any:
     """``value`` with every ``text`` string (what a person typed: the event's, the command's, its blocks')
     redacted: a credential typed into a question is never stored (nothing unsanitized is kept), while ids,
     ``response_url`` and the rest stay as Slack sent them, for the takeover's answer."""
     if isinstance(value, str):
         return redact(value) if key == "text" else value
     if isinstance(value, dict):
-        return {k: _typed_text_redacted(v, k) for k, v in value.items()}
+        return {k: typed_text_redacted(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_typed_text_redacted(v, key) for v in value]
+        return [typed_text_redacted(v, key) for v in value]
     return value
 
 
 def _kept_body(event_id: str, body: dict[str, Any] | None) -> str:
     """The request to keep for a takeover, as JSON ('' none: no body, or larger than :data:`QUESTION_MAX_BYTES`);
-    typed text redacted (:func:`_typed_text_redacted`)."""
+    typed text redacted (:func:`typed_text_redacted`)."""
     if not body:
         return ""
-    raw = json.dumps(_typed_text_redacted(body), separators=(",", ":"), default=str)
+    raw = json.dumps(typed_text_redacted(body), separators=(",", ":"), default=str)
     if len(raw) > QUESTION_MAX_BYTES:
         log.warning("question %s not kept for a takeover: %d bytes", event_id, len(raw))
         return ""

@@ -182,6 +182,21 @@ async def test_the_sweep_leaves_alone_a_job_that_finished_since_it_looked(prefix
         await requests.close()
 
 
+async def test_a_queued_request_keeps_no_credential_a_person_typed(prefix: str) -> None:
+    """The request waits in Redis until a worker answers it: its typed text is redacted like a kept question's."""
+    secret = "xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx"
+    requests = RequestQueue(REDIS_URL, prefix=prefix)
+    try:
+        body = json.loads(event_body(mention(f"{QUESTION} token {secret}", "500.000009", channel=BARE), "EvQ9"))
+        assert await requests.submit(body)
+        job = await requests.queue.job(f"req:app_mention:{BARE}:500.000009")
+        assert job is not None and job.kwargs is not None
+        kept = json.dumps(job.kwargs["body"])
+        assert secret not in kept and "asr-conformer" in kept and job.kwargs["body"]["event_id"] == "EvQ9"
+    finally:
+        await requests.close()
+
+
 def test_an_ack_or_worker_role_without_the_queue_is_one_clear_line(slack: SlackMock, prefix: str) -> None:
     plain = Settings(bot_token="xoxb-1", signing_secret=SECRET, redis_url=REDIS_URL, key_prefix=prefix)
     with backends_for(str(SNAPSHOT)) as (backends, _), pytest.raises(SettingsError, match="WD_JOB_QUEUE=true"):
