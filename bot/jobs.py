@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import uuid
@@ -218,8 +219,6 @@ async def _relay(response: Any, body: dict[str, Any], client: Any) -> None:
     payload = getattr(response, "body", "") or ""
     if not payload or not body.get("response_url"):
         return
-    import json
-
     try:
         said = json.loads(payload) if isinstance(payload, str) else payload
     except ValueError:
