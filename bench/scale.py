@@ -47,6 +47,8 @@ import contextlib
 import json
 import multiprocessing
 import os
+import re
+import shlex
 import signal
 import socket
 import statistics
@@ -71,7 +73,8 @@ import redis  # noqa: E402
 from bench.slack import with_copies  # noqa: E402
 from tests.slack_mock import REDIS_URL, SECRET, TOKEN, Call, SlackMock, command_body, event_body, mention, sign  # noqa: E402
 
-CLI = str(Path(sys.executable).parent / "workload-doctor")
+#: the CLI the processes run (``WD_BENCH_CLI``: a wrapper, say a profiler around it)
+CLI = os.environ.get("WD_BENCH_CLI") or str(Path(sys.executable).parent / "workload-doctor")
 CASE = ROOT / "tests" / "fixtures" / "cases" / "runai" / "text-only-question.json"
 #: what every question names besides its workload (the case's project and cluster; no access policy is set)
 WHERE = "project=nlp cluster=dgx-prod"
@@ -127,8 +130,13 @@ class Fleet:
     latency_ms: int = 50
     extra_env: dict[str, str] = field(default_factory=dict)
     prefix: str = field(default_factory=lambda: f"wdscale:{uuid.uuid4().hex[:8]}:")
+    #: "process": one ``workload-doctor sandbox`` process that every worker calls, as a deployment's workers call a
+    #: remote API (its CPU counted apart); "worker": a sandbox inside each worker (``worker --snapshot``)
+    sandbox: str = "process"
     acks: list[tuple[subprocess.Popen[bytes], str]] = field(default_factory=list)
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    sandbox_proc: subprocess.Popen[bytes] | None = None
+    sandbox_env: dict[str, str] = field(default_factory=dict)
 
     def env(self, token: str) -> dict[str, str]:
         return {
@@ -145,9 +153,29 @@ class Fleet:
             **self.extra_env,
         }
 
-    def _spawn(self, command: list[str], token: str, name: str) -> subprocess.Popen[bytes]:
+    def _spawn(
+        self, command: list[str], token: str, name: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
         log = (self.logs / f"{self.prefix.replace(':', '_')}{name}.log").open("wb")
-        return subprocess.Popen(command, env=self.env(token), stdout=log, stderr=subprocess.STDOUT)
+        return subprocess.Popen(command, env=self.env(token) | (env or {}), stdout=log, stderr=subprocess.STDOUT)
+
+    def _start_sandbox(self) -> None:
+        """Start the shared sandbox process and read the settings it prints (``NAME=value`` lines: the Run:ai URL
+        and credentials, the kubeconfig)."""
+        command = [CLI, "sandbox", "--snapshot", str(self.snapshot), "--latency-ms", str(self.latency_ms)]
+        proc = subprocess.Popen(command, env=self.env(TOKEN), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.sandbox_proc = proc
+        assert proc.stdout is not None
+        env: dict[str, str] = {}
+        while "KUBECONFIG" not in env or "RUNAI_BASE_URL" not in env:
+            line = proc.stdout.readline().decode()
+            if not line:
+                raise RuntimeError(f"the sandbox exited ({proc.wait(10)}) before printing its settings")
+            for word in shlex.split(line):
+                name, eq, value = word.partition("=")
+                if eq and name.isupper():
+                    env[name] = value
+        self.sandbox_env = env
 
     def start(self, acks: int, workers: int) -> Fleet:
         for i in range(acks):
@@ -156,9 +184,13 @@ class Fleet:
             env_backends = ["--port", str(port)]
             proc = self._spawn([CLI, "serve", "--http", "--ack-only", *env_backends], TOKEN, f"ack{i}")
             self.acks.append((proc, f"http://127.0.0.1:{port}"))
+        if workers and self.sandbox == "process":
+            self._start_sandbox()
         for i in range(workers):
-            command = [CLI, "worker", "--snapshot", str(self.snapshot), "--latency-ms", str(self.latency_ms)]
-            self.workers.append(self._spawn(command, TOKEN, f"worker{i}"))
+            command = [CLI, "worker"]
+            if self.sandbox != "process":
+                command += ["--snapshot", str(self.snapshot), "--latency-ms", str(self.latency_ms)]
+            self.workers.append(self._spawn(command, TOKEN, f"worker{i}", self.sandbox_env))
         for proc, url in self.acks:
             _wait(lambda u=url: _healthy(u), 60, f"ack process {url}", proc)
         return self
@@ -168,7 +200,13 @@ class Fleet:
         return [url for _, url in self.acks]
 
     def stop(self) -> None:
-        for proc in [p for p, _ in self.acks] + self.workers:
+        procs = [p for p, _ in self.acks] + self.workers + ([self.sandbox_proc] if self.sandbox_proc else [])
+        for proc in procs:  # a graceful stop first (a profiler around a process writes its figures then)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(10)
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait(10)
@@ -371,10 +409,17 @@ def answer_part(
         _answered_all(slack, {c for _, c, _ in warm}, 60)
         questions = [(f"U{tag}{i:06d}", f"C{tag}{i:07d}", f"{n} {WHERE}") for i, n in enumerate(names)]
         pids = [p.pid for p, _ in f.acks] + [p.pid for p in f.workers]
+        sandbox_pid = f.sandbox_proc.pid if f.sandbox_proc else 0
         cpu_before = [proc_cpu(pid) for pid in pids]
+        sandbox_before = proc_cpu(sandbox_pid) if sandbox_pid else 0.0
+        own_before, redis_before, wall_before = time.process_time(), _redis_cpu(), time.monotonic()
         sent = asyncio.run(_commands(url, questions))
         answers = _answered_all(slack, set(sent), 120)
         cpu = [proc_cpu(pid) - before for pid, before in zip(pids, cpu_before, strict=True)]
+        own, redis_cpu = time.process_time() - own_before, _redis_cpu() - redis_before
+        wall = time.monotonic() - wall_before
+        sandbox_cpu = proc_cpu(sandbox_pid) - sandbox_before if sandbox_pid else None
+        requests = _api_requests(f, since=min(sent.values())) if f.sandbox_proc else None
     latencies = [calls[0].at - sent[channel] for channel, calls in answers.items() if calls]
     # where the time goes: send to the "Diagnosing…" line (ack, queue, a worker taking the job), then to the answer
     progress = {
@@ -395,7 +440,39 @@ def answer_part(
         "progress_to_answer_p95_ms": ms(pct(working, 95)) if working else None,
         "ack_cpu_ms_per_question": ms(cpu[0] / asked),
         "worker_cpu_ms_per_question": ms(sum(cpu[1:]) / asked),
+        "sandbox_cpu_ms_per_question": ms(sandbox_cpu / asked) if sandbox_cpu is not None else None,
+        # the rest of the machine's CPU over the burst: this process (the mock Slack, the client) and Redis
+        "bench_cpu_ms_per_question": ms(own / asked),
+        "redis_cpu_ms_per_question": ms(redis_cpu / asked),
+        # every process above over the burst's wall time: 2.0 is both cores of a 2-core machine busy throughout
+        "cores_busy": round((sum(cpu) + (sandbox_cpu or 0.0) + own + redis_cpu) / max(wall, 1e-9), 2),
+        "api_requests_per_question": round(sum(requests.values()) / asked, 1) if requests else None,
+        "api_requests_by_path": dict(requests.most_common(12)) if requests else None,
     }
+
+
+def _redis_cpu() -> float:
+    """CPU seconds the Redis server has used (``INFO cpu``: user + system, its threads included)."""
+    r = redis.Redis.from_url(REDIS_URL)
+    try:
+        info = r.info("cpu")
+    finally:
+        r.close()
+    return float(info.get("used_cpu_user", 0.0)) + float(info.get("used_cpu_sys", 0.0))
+
+
+def _api_requests(f: Fleet, since: float) -> Counter[str]:
+    """The requests the shared sandbox served since ``since`` (``time.monotonic()``: one clock for every process of
+    this machine), by path with ids and names folded (``{id}``)."""
+    from sandbox.server import REQUEST_LOG_PATH
+
+    url = f.sandbox_env["RUNAI_BASE_URL"]
+    log = httpx.get(url + REQUEST_LOG_PATH, timeout=30).json()
+    folded: Counter[str] = Counter()
+    for r in log:
+        if r["started"] >= since:
+            folded[re.sub(r"/[0-9a-f-]{36}|/train-[\w-]+", "/{id}", r["path"])] += 1
+    return folded
 
 
 # -- 3. a worker killed with SIGKILL during a burst ---------------------------------------------------------------
@@ -499,7 +576,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=1, help="ack: load client processes sharing the schedule")
     ap.add_argument("--questions", type=int, default=50, help="answers: concurrent distinct /diagnose")
     ap.add_argument("--latency-ms", type=int, default=50, help="answers: the workers' sandbox, ms per request")
-    ap.add_argument("--worker-concurrency", type=int, default=16, help="WD_WORKER_CONCURRENCY (16: its default)")
+    ap.add_argument("--worker-concurrency", type=int, default=32, help="WD_WORKER_CONCURRENCY (32: its default)")
     ap.add_argument("--kill-questions", type=int, default=24, help="kill: questions in the burst")
     ap.add_argument("--kill-latency-ms", type=int, default=250, help="kill: the workers' sandbox, ms per request")
     ap.add_argument("--wait", type=float, default=90.0, help="kill: seconds to wait for every answer")
@@ -549,6 +626,9 @@ def main() -> None:
                         f"to_progress_p95_ms_{suffix}": run["to_progress_p95_ms"],
                         f"progress_to_answer_p95_ms_{suffix}": run["progress_to_answer_p95_ms"],
                         f"worker_cpu_ms_per_question_{suffix}": run["worker_cpu_ms_per_question"],
+                        f"sandbox_cpu_ms_per_question_{suffix}": run["sandbox_cpu_ms_per_question"],
+                        f"cores_busy_{suffix}": run["cores_busy"],
+                        f"api_requests_per_question_{suffix}": run["api_requests_per_question"],
                     }
                     print(
                         f"answers, {workers} worker(s): {run['questions']} distinct /diagnose at once, "
@@ -557,9 +637,13 @@ def main() -> None:
                         f"  send to 'Diagnosing…' p50 {run['to_progress_p50_ms']} ms  "
                         f"p95 {run['to_progress_p95_ms']} ms; "
                         f"then to the answer p50 {run['progress_to_answer_p50_ms']} ms  "
-                        f"p95 {run['progress_to_answer_p95_ms']} ms; CPU per question: workers "
-                        f"{run['worker_cpu_ms_per_question']} ms (their sandboxes included), ack "
-                        f"{run['ack_cpu_ms_per_question']} ms",
+                        f"p95 {run['progress_to_answer_p95_ms']} ms\n"
+                        f"  CPU ms per question: workers {run['worker_cpu_ms_per_question']}, ack "
+                        f"{run['ack_cpu_ms_per_question']}, sandbox {run['sandbox_cpu_ms_per_question']}, this "
+                        f"process (mock Slack, client) {run['bench_cpu_ms_per_question']}, Redis "
+                        f"{run['redis_cpu_ms_per_question']}; {run['cores_busy']} cores busy over the burst\n"
+                        f"  {run['api_requests_per_question']} API requests per question: "
+                        f"{run['api_requests_by_path']}",
                         flush=True,
                     )
                 one, two = out.get("answer_p95_ms_1_worker"), out.get("answer_p95_ms_2_workers")

@@ -69,7 +69,7 @@ from diagnosis import metrics
 from diagnosis.answer import Backends, preload
 from diagnosis.config import max_body_bytes as env_max_body_bytes
 from diagnosis.http import close_shared_connections, share_connections
-from diagnosis.question import Question
+from diagnosis.question import Question, load_words
 from handlers import feedback, listeners, middleware
 from handlers.claims import Orphans
 from handlers.context import user_groups
@@ -302,6 +302,8 @@ def build_bot(
     if role != "all" and not (settings.job_queue and settings.redis_url):
         raise SettingsError(f"the {role} role needs the job queue: set WD_JOB_QUEUE=true and REDIS_URL")
     preload()
+    if role != "ack":  # a process that answers parses questions: the word list loaded before the first one
+        load_words()
     store = store or Store(settings.redis_url, prefix=settings.key_prefix)
     policy = _load_policy(settings, policy)
     tracker = TaskTracker()

@@ -149,7 +149,7 @@ class RequestQueue:
 class RequestWorker:
     """Answers the queued requests through ``app`` (the worker's Bolt app: claims on, work run here)."""
 
-    def __init__(self, queue: RequestQueue, app: AsyncApp, *, concurrency: int = 16) -> None:
+    def __init__(self, queue: RequestQueue, app: AsyncApp, *, concurrency: int = 32) -> None:
         self.queue = queue
         self.app = app
         sweep = max(1, queue.heartbeat // 2)

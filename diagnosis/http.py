@@ -39,6 +39,7 @@ import functools
 import logging
 import ssl
 import time
+import urllib.request
 import weakref
 import zlib
 from collections import deque
@@ -538,7 +539,44 @@ SHARED_POOL_CONNECTIONS = 200
 #: longest response header line or field the shared pool accepts, bytes (aiohttp's default is 8190;
 #: httpx's own transport takes about 16 KiB of headers, and gateways can send large cookies or policies)
 SHARED_POOL_MAX_HEADER = 65536
-_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncBaseTransport] = weakref.WeakKeyDictionary()
+
+
+@functools.lru_cache(maxsize=256)
+def env_proxy(scheme: str, host: str) -> str | None:
+    """The proxy URL the environment names for ``scheme://host`` (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``,
+    any case; ``NO_PROXY`` honoured), or None: read once per host and process, as httpx reads them once per client.
+    aiohttp's own ``trust_env`` reads the environment and ``~/.netrc`` again, in a thread, on every request (0.7 ms
+    of CPU each, most of a shared-pool request's cost)."""
+    proxies = urllib.request.getproxies_environment()
+    # proxy_bypass_environment: the standard library's NO_PROXY matching (typeshed does not list it)
+    if proxies.get("no") and urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
+        return None
+    return proxies.get(scheme) or proxies.get("all") or None
+
+
+@dataclass
+class SharedPool:
+    """One loop's shared connections: an aiohttp session and, per proxy (None: direct), an
+    ``httpx_aiohttp`` transport on it."""
+
+    session: Any  # aiohttp.ClientSession
+    transports: dict[str | None, httpx.AsyncBaseTransport] = field(default_factory=dict)
+
+    def transport_for(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
+        from httpx_aiohttp import AiohttpTransport
+
+        proxy = env_proxy(url.scheme, url.host)
+        transport = self.transports.get(proxy)
+        if transport is None:
+            transport = AiohttpTransport(client=self.session, proxy=httpx.Proxy(proxy) if proxy else None)
+            self.transports[proxy] = transport
+        return transport
+
+    async def aclose(self) -> None:
+        await self.session.close()
+
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SharedPool] = weakref.WeakKeyDictionary()
 
 
 class _Borrowed(httpx.AsyncBaseTransport):
@@ -546,14 +584,14 @@ class _Borrowed(httpx.AsyncBaseTransport):
     ``httpx_aiohttp`` does not translate become httpx transport errors, so retries and gaps see one kind of
     error whichever pool served the request (it translates body-read errors itself)."""
 
-    def __init__(self, pool: httpx.AsyncBaseTransport) -> None:
+    def __init__(self, pool: SharedPool) -> None:
         self.pool = pool
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         import aiohttp
 
         try:
-            return await self.pool.handle_async_request(request)
+            return await self.pool.transport_for(request.url).handle_async_request(request)
         except TimeoutError as exc:
             raise httpx.ReadTimeout(f"timed out: {type(exc).__name__}", request=request) from exc
         except aiohttp.ClientError as exc:
@@ -573,16 +611,15 @@ def share_connections() -> None:
     if loop in _POOLS:
         return
     import aiohttp
-    from httpx_aiohttp import AiohttpTransport
 
     session = aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(ssl=default_ssl_context(), limit=SHARED_POOL_CONNECTIONS, keepalive_timeout=30),
         cookie_jar=aiohttp.DummyCookieJar(),
-        trust_env=True,  # proxies from the environment, as httpx does
+        trust_env=False,  # proxies from the environment come from env_proxy, read once per host
         max_line_size=SHARED_POOL_MAX_HEADER,
         max_field_size=SHARED_POOL_MAX_HEADER,
     )
-    _POOLS[loop] = AiohttpTransport(client=session)
+    _POOLS[loop] = SharedPool(session)
 
 
 async def close_shared_connections() -> None:

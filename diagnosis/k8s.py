@@ -30,6 +30,7 @@ import contextvars
 import io
 import json
 import os
+import queue
 import re
 import socket
 import threading
@@ -71,21 +72,60 @@ BODY_SECONDS = 15.0
 #: Wall-clock seconds one Tier 2 read may take, its retries included (issue 24: a log read that hung took the pod, its
 #: events and every other log with it at the diagnosis deadline). Past it that read alone is a gap.
 READ_SECONDS = 20.0
+#: Seconds between two checks of a kubeconfig's token for renewal (:func:`_at_most_every`).
+TOKEN_CHECK_SECONDS = 10.0
 #: Bytes asked of the socket per read while a body is read (the cap is checked between reads).
 _READ_CHUNK = 64 * 1024
 
 
-#: Blocking Kubernetes reads run here: enough workers that concurrent diagnoses (4-6 reads each) do not
-#: queue behind the default executor's few threads.
+class DaemonThreads:
+    """Daemon threads for blocking calls, each kept ``idle_seconds`` for the next call once it is done: starting
+    a thread per Kubernetes read cost about 0.6 ms of CPU (and a wait for the new thread to run) per read.
+
+    Not an executor: a call never waits behind another (with no idle thread, a new one starts), so a read stuck
+    where no timeout reaches it (a server sending its headers a byte at a time) holds its own thread only; and a
+    daemon thread is abandoned at exit, where ``asyncio.run`` and the interpreter would join an executor's
+    threads long after the answer was printed."""
+
+    def __init__(self, idle_seconds: float = 30.0, name: str = "tier2") -> None:
+        self.idle_seconds = idle_seconds
+        self.name = name
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._idle = 0  # threads waiting for a job (a job put for one is taken off this count first)
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` (which must not raise) in an idle thread, or in a new one. Raises ``RuntimeError`` when
+        no thread can be started."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._jobs.put(job)
+                return
+        threading.Thread(target=self._run, args=(job,), name=self.name, daemon=True).start()
+
+    def _run(self, job: Callable[[], None]) -> None:
+        while True:
+            job()
+            with self._lock:
+                self._idle += 1
+            try:
+                job = self._jobs.get(timeout=self.idle_seconds)
+            except queue.Empty:
+                with self._lock:
+                    try:  # a job put for an idle thread as this one timed out: this one takes it
+                        job = self._jobs.get_nowait()
+                    except queue.Empty:
+                        self._idle -= 1
+                        return
+
+
+_THREADS = DaemonThreads()
 
 
 async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a blocking call in a daemon thread of its own and await its result.
-
-    Not an executor: a read stuck where no timeout reaches it (a server sending its headers a byte at a time)
-    would hold a pool thread, and the process would wait for that thread at exit (``asyncio.run`` joins the
-    default executor, the interpreter joins every pool worker) long after the answer was printed. A daemon
-    thread is abandoned at exit; the awaiting side stops waiting at its own deadline."""
+    """Run a blocking call in a daemon thread (:class:`DaemonThreads`: never behind another call, abandoned at
+    exit) and await its result; the awaiting side stops waiting at its own deadline."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
 
@@ -107,7 +147,7 @@ async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(settle, True, result)
 
-    threading.Thread(target=run, name="tier2", daemon=True).start()
+    _THREADS.submit(run)
     return await future
 
 
@@ -496,7 +536,11 @@ def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
         k8s_config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=cfg)
     else:
         k8s_config.load_incluster_config(client_configuration=cfg)
-    cfg.connection_pool_maxsize = 32  # one client serves concurrent diagnoses (the executor's 32 threads)
+    if cfg.refresh_api_key_hook is not None:
+        cfg.refresh_api_key_hook = _at_most_every(cfg.refresh_api_key_hook, TOKEN_CHECK_SECONDS)
+    # connections kept open for the next read (not a bound on reads at once): a worker answers up to 32 questions
+    # at once, about 6 reads each; a smaller pool closed the connections it could not keep ("pool is full")
+    cfg.connection_pool_maxsize = 128
     cfg.retries = urllib3.Retry(
         total=3,
         backoff_factor=0.2,
@@ -506,6 +550,26 @@ def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
         respect_retry_after_header=True,
     )
     return cfg
+
+
+def _at_most_every(hook: Callable[[Any], None], seconds: float) -> Callable[[Any], None]:
+    """``hook`` (the kubernetes package's token refresh, which re-sets the whole configuration and reads the
+    proxy environment again) run at most once per ``seconds``, not before every request: the loaders renew a token
+    5 minutes before it expires, so checking every ``seconds`` loses nothing."""
+    last = -float("inf")
+
+    def hook_at_most_every(configuration: Any) -> None:
+        nonlocal hook, last
+        now = time.monotonic()
+        if now - last >= seconds:
+            last = now
+            hook(configuration)
+            # the loader's refresh installs its hook again: keep this one in front of the new one
+            if configuration.refresh_api_key_hook is not hook_at_most_every:
+                hook = configuration.refresh_api_key_hook
+                configuration.refresh_api_key_hook = hook_at_most_every
+
+    return hook_at_most_every
 
 
 def build_api_client(config: KubeConfig, allow: Iterable[tuple[str, str]] = ()) -> ReadOnlyApiClient:

@@ -85,6 +85,11 @@ def setup_logging(level: int | str = logging.WARNING, fmt: str | None = None) ->
     """Log to stderr through :class:`RedactingFilter` (idempotent); ``fmt``: see :func:`log_format`."""
     root = logging.getLogger()
     root.setLevel(level)
+    # httpx logs every request at INFO: a line per Run:ai and OSMO call (most of a worker's log, and a few per cent
+    # of its CPU, formatted and redacted); the request records keep them, and --debug shows them
+    numeric = logging.getLevelName(level.upper()) if isinstance(level, str) else level  # "DEBUG" -> 10
+    debug = isinstance(numeric, int) and numeric <= logging.DEBUG
+    logging.getLogger("httpx").setLevel(logging.NOTSET if debug else logging.WARNING)
     for handler in root.handlers:
         if any(isinstance(f, RedactingFilter) for f in handler.filters):
             return

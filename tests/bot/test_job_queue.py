@@ -21,6 +21,7 @@ import httpx
 import pytest
 from saq.job import Status
 
+import bot.app as bot_app
 import bot.jobs
 from bot.app import Bot, Role, build_bot, http_app
 from bot.cli_app import backends_for
@@ -205,3 +206,16 @@ def test_an_ack_or_worker_role_without_the_queue_is_one_clear_line(slack: SlackM
     with pytest.raises(SettingsError, match="WD_JOB_QUEUE=true"):
         Settings.from_env("worker", env)
     assert Settings.from_env("worker", {**env, "WD_JOB_QUEUE": "true"}).job_queue
+
+
+@pytest.mark.parametrize(("role", "loads"), [("ack", False), ("worker", True), ("all", True)])
+def test_a_process_that_answers_loads_the_word_list_before_its_first_question(
+    slack: SlackMock, prefix: str, monkeypatch: pytest.MonkeyPatch, role: Role, loads: bool
+) -> None:
+    """Loading it inside the first question held the worker's event loop, and every question in flight, for a few
+    tenths of a second; the ack tier parses no question and does without it."""
+    loaded: list[bool] = []
+    monkeypatch.setattr(bot_app, "load_words", lambda: loaded.append(True))
+    with backends_for(str(SNAPSHOT)) as (backends, _):
+        build_bot(settings_for(slack, prefix, "xoxb-1"), backends, role=role)
+    assert loaded == ([True] if loads else [])

@@ -7,6 +7,8 @@ import io
 import json
 import logging
 
+import pytest
+
 from diagnosis import metrics
 from diagnosis.logs import JsonFormatter, RedactingFilter, TextFormatter, set_ref
 from tests.slack_mock import SlackMock, osmo_bot, osmo_snapshot
@@ -151,3 +153,21 @@ def test_text_logs_name_the_reference_id() -> None:
     finally:
         set_ref(None)
     assert out.getvalue().strip() == "WARNING slow answer [ref ffee00]"
+
+
+def test_httpx_request_lines_are_logged_only_in_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx logs every request at INFO (a line per Run:ai or OSMO call): kept out of the bot's INFO log, shown
+    with --debug."""
+    from diagnosis.logs import setup_logging
+
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", [])  # setup_logging adds its handler to this empty list, not the suite's
+    monkeypatch.setattr(root, "level", root.level)
+    httpx_log = logging.getLogger("httpx")
+    monkeypatch.setattr(httpx_log, "level", httpx_log.level)
+    setup_logging(logging.INFO)
+    assert not httpx_log.isEnabledFor(logging.INFO)
+    assert httpx_log.isEnabledFor(logging.WARNING)
+    assert logging.getLogger("bot.app").isEnabledFor(logging.INFO)
+    setup_logging("DEBUG")
+    assert httpx_log.isEnabledFor(logging.DEBUG)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
 from diagnosis.answer import Backends, answer
 from diagnosis.config import KubeConfig, RunaiConfig
-from diagnosis.http import RetryPolicy, close_shared_connections, share_connections
+from diagnosis.http import RetryPolicy, close_shared_connections, env_proxy, share_connections
 from diagnosis.question import Question
 from diagnosis.report import Outcome
 from diagnosis.runai.client import RunaiClient
@@ -174,3 +174,50 @@ async def test_the_shared_pool_keeps_no_cookies_and_takes_large_headers(header_s
     finally:
         await close_shared_connections()
     assert b"cookie:" not in heads[1].lower(), "a cookie one diagnosis received is never sent by another"
+
+
+@pytest.fixture
+def proxy_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """The environment's proxies as a test sets them (none to start), read afresh by :func:`env_proxy`."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    env_proxy.cache_clear()
+    yield monkeypatch
+    env_proxy.cache_clear()
+
+
+async def test_the_shared_pool_sends_through_the_environments_proxy_except_no_proxy_hosts(
+    header_server: tuple[int, list[bytes]], proxy_env: pytest.MonkeyPatch
+) -> None:
+    port, heads = header_server
+    proxy_env.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")  # the recording server plays the proxy
+    proxy_env.setenv("NO_PROXY", "direct.internal")
+    share_connections()
+    try:
+        # a host only the proxy can reach: the request goes to the proxy, in absolute form
+        async with RunaiClient(RunaiConfig("http://runai.example", "id", "secret", console_url="http://x")) as client:
+            client._token, client._token_expires = "t", float("inf")
+            assert await client.get_json("/api/v1/clusters") == {}
+        assert heads[-1].startswith(b"GET http://runai.example/api/v1/clusters HTTP/1.1")
+        # a NO_PROXY host is asked directly (here: the same server, by a name NO_PROXY lists)
+        assert env_proxy("http", "direct.internal") is None
+        direct = f"http://127.0.0.1:{port}"
+        proxy_env.setenv("NO_PROXY", "127.0.0.1")
+        env_proxy.cache_clear()
+        async with RunaiClient(RunaiConfig(direct, "id", "secret", console_url="http://x")) as client:
+            client._token, client._token_expires = "t", float("inf")
+            assert await client.get_json("/api/v1/clusters") == {}
+        assert heads[-1].startswith(b"GET /api/v1/clusters HTTP/1.1")
+    finally:
+        await close_shared_connections()
+
+
+def test_the_environments_proxies_are_read_once_per_host(proxy_env: pytest.MonkeyPatch) -> None:
+    proxy_env.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    proxy_env.setenv("NO_PROXY", ".svc.cluster.local,10.0.0.1")
+    assert env_proxy("https", "runai.example.com") == "http://proxy.corp:3128"
+    assert env_proxy("https", "osmo.ml.svc.cluster.local") is None
+    assert env_proxy("http", "runai.example.com") is None  # no HTTP_PROXY, no ALL_PROXY
+    proxy_env.setenv("HTTPS_PROXY", "http://other:3128")
+    assert env_proxy("https", "runai.example.com") == "http://proxy.corp:3128", "read once, as httpx does per client"
