@@ -12,15 +12,16 @@ one mock Slack Web API (``tests/slack_mock.py``) in this process:
    client achieved (its send rate, and p99 of how late it sent behind the schedule: a late client is reported,
    not hidden); the ack process's CPU (ms per request, share of a core) and RSS before, after and at its peak
    (``VmHWM``). ``WD_MAX_IN_FLIGHT`` is left at its default: help told "busy" is acked, not answered.
-2. **answers**: one ack process and 1, then 2 ``worker --snapshot S --latency-ms 50`` processes (each worker
-   serves the snapshot in a sandbox of its own that waits 50 ms per request). ``--questions`` signed ``/diagnose``
-   sent at once, each from its own person in its own channel about its own workload (copies of a case's failed
-   workload under their own names, ids and pods: no answer can be shared or cached), after a warm-up (a Run:ai
-   token, open pools). Answer latency is from the command's send to the moment the mock Slack receives its answer
-   (the ``chat.update`` turning the "Diagnosing…" message into the card), p50/p95, and p95(1 worker)/p95(2);
-   where the time goes (send to the "Diagnosing…" line: ack, queue, a worker slot, ``WD_WORKER_CONCURRENCY``;
-   then to the answer: the diagnosis) and the CPU per question of the workers (their sandboxes included) and of
-   the ack process.
+2. **answers**: one ack process and 1, then 2 ``worker`` processes calling one ``workload-doctor sandbox
+   --latency-ms 50`` process (``--sandbox worker``: a sandbox inside each worker instead), as a deployment's workers
+   call a remote API. ``--questions`` signed ``/diagnose`` sent at once, each from its own person in its own channel
+   about its own workload (copies of a case's failed workload under their own names, ids and pods: no answer can be
+   shared or cached), after a warm-up (a Run:ai token, open pools). Answer latency is from the command's send to the
+   moment the mock Slack receives its answer (the ``chat.update`` turning the "Diagnosing…" message into the card),
+   p50/p95, and p95(1 worker)/p95(2); where the time goes (send to the "Diagnosing…" line: ack, queue, a worker slot,
+   ``WD_WORKER_CONCURRENCY``; then to the answer: the diagnosis); the CPU per question of the workers, the ack
+   process, the sandbox, this process (the mock Slack, the client) and Redis, and how many of the machine's cores
+   they kept busy over the burst; the API requests per question (from the sandbox's request log).
 3. **kill**: 3 ack processes and 2 workers (sandbox at ``--kill-latency-ms`` per request, so jobs are in progress
    long enough to be killed mid-answer); ``--kill-questions`` mentions, each from its own person in its own
    channel, delivered to every ack process and once more as Slack's retry; once jobs run, the worker running the
@@ -35,8 +36,8 @@ Prints each part's figures, then as the last line one JSON object (``ack_p99_ms`
 a 2-core machine: ack p99 under 100 ms, answer p95 under 1 s with 2 workers. Figures, never test assertions.
 
 Usage: python bench/scale.py [--quick] [--rate 1000] [--seconds 10] [--clients 1] [--questions 50]
-    [--latency-ms 50] [--worker-concurrency 16] [--kill-questions 24] [--wait 90] [--cpu-runs 3] [--parts ...]
-    [--logs DIR]
+    [--latency-ms 50] [--sandbox process|worker] [--worker-concurrency 32] [--kill-questions 24] [--wait 90]
+    [--cpu-runs 3] [--parts ...] [--logs DIR]
 """
 
 from __future__ import annotations
@@ -398,11 +399,13 @@ def answer_part(
     latency_ms: int,
     tag: str,
     extra_env: dict[str, str],
+    sandbox: str = "process",
 ) -> dict[str, Any]:
     """``len(names) - 2 * workers`` measured questions (the last names warm the workers up)."""
     warm_names, names = names[-2 * workers :], names[: -2 * workers]
     env = {**_env_backends(), **extra_env}
-    with fleet(slack, snapshot, logs, acks=1, workers=workers, latency_ms=latency_ms, extra_env=env) as f:
+    kw: dict[str, Any] = {"latency_ms": latency_ms, "extra_env": env, "sandbox": sandbox}
+    with fleet(slack, snapshot, logs, acks=1, workers=workers, **kw) as f:
         url = f.urls[0]
         warm = [(f"UW{tag}{i:05d}", f"CW{tag}{i:06d}", f"{n} {WHERE}") for i, n in enumerate(warm_names)]
         asyncio.run(_commands(url, warm))
@@ -582,6 +585,12 @@ def main() -> None:
     ap.add_argument("--wait", type=float, default=90.0, help="kill: seconds to wait for every answer")
     ap.add_argument("--cpu-runs", type=int, default=3, help="cpu: counted diagnoses per snapshot")
     ap.add_argument("--cpu-cases", type=int, default=6, help="cpu: snapshots per directory")
+    ap.add_argument(
+        "--sandbox",
+        choices=("process", "worker"),
+        default="process",
+        help="answers: one sandbox process the workers call (default), or a sandbox inside each worker",
+    )
     ap.add_argument("--parts", default="ack,answers,kill,cpu", help="which parts to run, comma-separated")
     ap.add_argument("--logs", type=Path, help="keep the processes' logs in this directory (default: deleted)")
     args = ap.parse_args()
@@ -617,7 +626,9 @@ def main() -> None:
             if "answers" in parts:
                 for workers in (1, 2):
                     asked = names[: args.questions + 2 * workers]
-                    run = answer_part(slack, snapshot, logs, asked, workers, args.latency_ms, f"A{workers}", extra)
+                    run = answer_part(
+                        slack, snapshot, logs, asked, workers, args.latency_ms, f"A{workers}", extra, args.sandbox
+                    )
                     suffix = "1_worker" if workers == 1 else "2_workers"
                     out |= {
                         f"answer_p50_ms_{suffix}": run["p50_ms"],
