@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from bot.cli_app import UserError, backends_for, run_guarded, run_server
+from bot.cli_app import UserError, backends_for, freeze_startup_heap, run_guarded, run_server
 
 
 def serve(
@@ -55,6 +55,7 @@ def serve(
         bind = host or settings.host
         with backends_for(snapshot, latency=latency_ms / 1000) as (backends, _ask):
             bot = build_bot(settings, backends, socket_mode=socket, role="ack" if ack_only else "all")
+            freeze_startup_heap()
             if socket:
                 asyncio.run(run_socket(bot, health_port, host=bind))
             else:
@@ -88,6 +89,7 @@ def worker(
         settings = Settings.from_env("worker")
         with backends_for(snapshot, latency=latency_ms / 1000) as (backends, _ask):
             bot = build_bot(settings, backends, socket_mode=True, role="worker")
+            freeze_startup_heap()
             asyncio.run(run_worker(bot, health_port, host=host or settings.host))
 
     run_server(run, debug)

@@ -68,8 +68,14 @@ class _Memory:
     index: dict[str, dict[str, float]] = field(default_factory=dict)  # index name -> ref -> time
 
 
-def pack_world(world: dict[str, Any]) -> str:
-    return base64.b64encode(zlib.compress(json.dumps(world, separators=(",", ":")).encode(), 6)).decode("ascii")
+def world_json(world: dict[str, Any]) -> bytes:
+    """``world`` as compact JSON bytes (what its size is measured on, and what :func:`pack_world` packs)."""
+    return json.dumps(world, separators=(",", ":")).encode()
+
+
+def pack_world(raw: bytes) -> str:
+    """A world's JSON bytes (:func:`world_json`) compressed, as base64 text."""
+    return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
 
 def unpack_world(packed: str) -> dict[str, Any] | None:
@@ -121,11 +127,11 @@ class FeedbackStore:
         ref, system = str(record["ref"]), str(record.get("system") or "unknown")
         entry = dict(record)
         if world is not None:
-            raw = len(json.dumps(world, separators=(",", ":")))
-            if raw > self.max_world_bytes:
-                entry["world_omitted"] = f"{raw} bytes, over WD_FEEDBACK_MAX_WORLD_BYTES ({self.max_world_bytes})"
+            raw = world_json(world)  # serialized once: measured, then packed
+            if len(raw) > self.max_world_bytes:
+                entry["world_omitted"] = f"{len(raw)} bytes, over WD_FEEDBACK_MAX_WORLD_BYTES ({self.max_world_bytes})"
             else:
-                entry["world_z"] = pack_world(world)
+                entry["world_z"] = pack_world(raw)
         else:
             entry.setdefault("world_omitted", "the world could not be built")
         ttl = min(VOTE_WINDOW, self.retention)
