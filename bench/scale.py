@@ -16,10 +16,11 @@ one mock Slack Web API (``tests/slack_mock.py``) in this process:
    --latency-ms 50`` process (``--sandbox worker``: a sandbox inside each worker instead), as a deployment's workers
    call a remote API. ``--questions`` signed ``/diagnose`` sent at once, each from its own person in its own channel
    about its own workload (copies of a case's failed workload under their own names, ids and pods: no answer can be
-   shared or cached), after a warm-up (a Run:ai token, open pools). Answer latency is from the command's send to the
-   moment the mock Slack receives its answer (the ``chat.update`` turning the "Diagnosing…" message into the card),
-   p50/p95, and p95(1 worker)/p95(2); where the time goes (send to the "Diagnosing…" line: ack, queue, a worker slot,
-   ``WD_WORKER_CONCURRENCY``; then to the answer: the diagnosis); the CPU per question of the workers, the ack
+   shared or cached), after a warm-up burst of as many other workloads (a Run:ai token, pools grown). Answer
+   latency is from the command's send to the moment the mock Slack receives its answer (the ``chat.update`` turning
+   the "Diagnosing…" message into the card), p50/p95, and p95(1 worker)/p95(2); where the time goes (send to the
+   "Diagnosing…" line: ack, queue, a worker slot, ``WD_WORKER_CONCURRENCY``; then to the answer: the diagnosis); the
+   CPU per question of the workers, the ack
    process, the sandbox, this process (the mock Slack, the client) and Redis, and how many of the machine's cores
    they kept busy over the burst; the API requests per question (from the sandbox's request log).
 3. **kill**: 3 ack processes and 2 workers (sandbox at ``--kill-latency-ms`` per request, so jobs are in progress
@@ -418,8 +419,10 @@ def answer_part(
     extra_env: dict[str, str],
     sandbox: str = "process",
 ) -> dict[str, Any]:
-    """``len(names) - 2 * workers`` measured questions (the last names warm the workers up)."""
-    warm_names, names = names[-2 * workers :], names[: -2 * workers]
+    """The first half of ``names`` measured, the second half a warm-up burst before it: a running bot has its
+    Run:ai token and its connection pools grown to the concurrency it sees (a first burst opens every connection)."""
+    half = len(names) // 2
+    warm_names, names = names[half:], names[:half]
     env = {**_env_backends(), **extra_env}
     kw: dict[str, Any] = {"latency_ms": latency_ms, "extra_env": env, "sandbox": sandbox}
     with fleet(slack, snapshot, logs, acks=1, workers=workers, **kw) as f:
@@ -621,7 +624,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="wd-scale-") as tmp:
         logs = args.logs or Path(tmp)
         logs.mkdir(parents=True, exist_ok=True)
-        n = max(args.questions, args.kill_questions) + 4
+        n = max(2 * args.questions, args.kill_questions)
         world, _name, names = with_copies(json.loads(CASE.read_text()), n)
         snapshot = logs / "world.json"
         snapshot.write_text(json.dumps(world))
@@ -642,7 +645,7 @@ def main() -> None:
                 )
             if "answers" in parts:
                 for workers in (1, 2):
-                    asked = names[: args.questions + 2 * workers]
+                    asked = names[: 2 * args.questions]  # measured, then as many to warm up with
                     run = answer_part(
                         slack, snapshot, logs, asked, workers, args.latency_ms, f"A{workers}", extra, args.sandbox
                     )
