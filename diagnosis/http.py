@@ -542,16 +542,23 @@ SHARED_POOL_MAX_HEADER = 65536
 
 
 @functools.lru_cache(maxsize=256)
-def env_proxy(scheme: str, host: str) -> str | None:
-    """The proxy URL the environment names for ``scheme://host`` (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``,
-    any case; ``NO_PROXY`` honoured), or None: read once per host and process, as httpx reads them once per client.
-    aiohttp's own ``trust_env`` reads the environment and ``~/.netrc`` again, in a thread, on every request (0.7 ms
-    of CPU each, most of a shared-pool request's cost)."""
+def env_proxy(scheme: str, host: str, port: int | None = None) -> str | None:
+    """The proxy URL the environment names for ``scheme://host:port`` (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, any case; ``NO_PROXY`` honoured, an entry with a port too), or None: read once per host and
+    process, as httpx reads them once per client. aiohttp's own ``trust_env`` read the environment and ``~/.netrc``
+    again, in a thread, on every request (0.7 ms of CPU each, most of a shared-pool request's cost).
+
+    A proxy named without a scheme (``proxy.corp:3128``) is an HTTP proxy, as httpx takes it. One aiohttp cannot
+    speak (``socks5://``: an SSH tunnel's ``ALL_PROXY``) is not used: the request goes direct, as it did before."""
     proxies = urllib.request.getproxies_environment()
+    where = f"{host}:{port}" if port else host
     # proxy_bypass_environment: the standard library's NO_PROXY matching (typeshed does not list it)
-    if proxies.get("no") and urllib.request.proxy_bypass_environment(host, proxies):  # type: ignore[attr-defined]
+    if proxies.get("no") and urllib.request.proxy_bypass_environment(where, proxies):  # type: ignore[attr-defined]
         return None
-    return proxies.get(scheme) or proxies.get("all") or None
+    proxy = (proxies.get(scheme) or proxies.get("all") or "").strip()
+    if proxy and "://" not in proxy:
+        proxy = f"http://{proxy}"
+    return proxy if proxy.lower().startswith(("http://", "https://")) else None
 
 
 @dataclass
@@ -565,9 +572,10 @@ class SharedPool:
     def transport_for(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
         from httpx_aiohttp import AiohttpTransport
 
-        proxy = env_proxy(url.scheme, url.host)
+        proxy = env_proxy(url.scheme, url.host, url.port)
         transport = self.transports.get(proxy)
         if transport is None:
+            # raises httpx.InvalidURL or ValueError for a proxy URL httpx cannot read (the borrower names it)
             transport = AiohttpTransport(client=self.session, proxy=httpx.Proxy(proxy) if proxy else None)
             self.transports[proxy] = transport
         return transport
@@ -591,7 +599,11 @@ class _Borrowed(httpx.AsyncBaseTransport):
         import aiohttp
 
         try:
-            return await self.pool.transport_for(request.url).handle_async_request(request)
+            transport = self.pool.transport_for(request.url)
+        except (ValueError, httpx.InvalidURL) as exc:  # the environment's proxy URL cannot be read: a named gap
+            raise httpx.ProxyError(f"the proxy from the environment cannot be used: {exc}", request=request) from exc
+        try:
+            return await transport.handle_async_request(request)
         except TimeoutError as exc:
             raise httpx.ReadTimeout(f"timed out: {type(exc).__name__}", request=request) from exc
         except aiohttp.ClientError as exc:

@@ -79,17 +79,27 @@ _READ_CHUNK = 64 * 1024
 
 
 class DaemonThreads:
-    """Daemon threads for blocking calls, each kept ``idle_seconds`` for the next call once it is done: starting
-    a thread per Kubernetes read cost about 0.6 ms of CPU (and a wait for the new thread to run) per read.
+    """Daemon threads for blocking calls, each kept ``idle_seconds`` for the next call once it is done (at most
+    ``max_idle`` of them): starting a thread per Kubernetes read cost about 0.6 ms of CPU (and a wait for the new
+    thread to run) per read.
 
     Not an executor: a call never waits behind another (with no idle thread, a new one starts), so a read stuck
     where no timeout reaches it (a server sending its headers a byte at a time) holds its own thread only; and a
     daemon thread is abandoned at exit, where ``asyncio.run`` and the interpreter would join an executor's
-    threads long after the answer was printed."""
+    threads long after the answer was printed. A waiting thread holds nothing of its last call (a read's result
+    or its error stays alive no longer than its caller keeps it). A process forked from this one starts with no
+    thread and none counted idle."""
 
-    def __init__(self, idle_seconds: float = 30.0, name: str = "tier2") -> None:
+    def __init__(self, idle_seconds: float = 30.0, name: str = "tier2", max_idle: int = 64) -> None:
         self.idle_seconds = idle_seconds
         self.name = name
+        self.max_idle = max_idle
+        self._reset()
+        if hasattr(os, "register_at_fork"):
+            # a child inherits the count of idle threads but none of the threads: nothing would run its calls
+            os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._idle = 0  # threads waiting for a job (a job put for one is taken off this count first)
         self._lock = threading.Lock()
@@ -102,12 +112,17 @@ class DaemonThreads:
                 self._idle -= 1
                 self._jobs.put(job)
                 return
-        threading.Thread(target=self._run, args=(job,), name=self.name, daemon=True).start()
+        first = [job]  # handed over, not kept in the thread's arguments for its whole life
+        threading.Thread(target=self._run, args=(first,), name=self.name, daemon=True).start()
 
-    def _run(self, job: Callable[[], None]) -> None:
-        while True:
+    def _run(self, first: list[Callable[[], None]]) -> None:
+        job: Callable[[], None] | None = first.pop()
+        while job is not None:
             job()
+            job = None  # the call's closure (its result, its error) is not kept while this thread waits
             with self._lock:
+                if self._idle >= self.max_idle:
+                    return  # enough threads wait already
                 self._idle += 1
             try:
                 job = self._jobs.get(timeout=self.idle_seconds)
@@ -555,15 +570,18 @@ def build_configuration(config: KubeConfig) -> k8s_client.Configuration:
 def _at_most_every(hook: Callable[[Any], None], seconds: float) -> Callable[[Any], None]:
     """``hook`` (the kubernetes package's token refresh, which re-sets the whole configuration and reads the
     proxy environment again) run at most once per ``seconds``, not before every request: the loaders renew a token
-    5 minutes before it expires, so checking every ``seconds`` loses nothing."""
+    5 minutes before it expires, so checking every ``seconds`` loses nothing. One thread checks at a time (the
+    Tier 2 reads run in several); a check that raised (an exec plugin failing) is tried again at the next request."""
     last = -float("inf")
+    lock = threading.Lock()
 
     def hook_at_most_every(configuration: Any) -> None:
         nonlocal hook, last
-        now = time.monotonic()
-        if now - last >= seconds:
-            last = now
+        with lock:
+            if time.monotonic() - last < seconds:
+                return
             hook(configuration)
+            last = time.monotonic()
             # the loader's refresh installs its hook again: keep this one in front of the new one
             if configuration.refresh_api_key_hook is not hook_at_most_every:
                 hook = configuration.refresh_api_key_hook

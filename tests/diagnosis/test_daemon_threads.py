@@ -142,3 +142,56 @@ def test_a_kubeconfig_tokens_refresh_is_checked_at_most_once_per_interval(tmp_pa
     for _ in range(20):  # what every request's auth settings ask
         assert cfg.get_api_key_with_prefix("BearerToken") == "Bearer t0ken"
     assert len(sets) - loaded <= 1, "20 requests re-set the configuration at most once"
+
+
+def test_a_waiting_thread_holds_nothing_of_its_last_call() -> None:
+    import gc
+    import weakref
+
+    class Result:
+        pass
+
+    threads = DaemonThreads(idle_seconds=5.0, name="wd-test-holds")
+    done = threading.Event()
+    kept: list[weakref.ref[Result]] = []
+
+    def job() -> None:
+        result = Result()
+        kept.append(weakref.ref(result))
+        done.set()
+
+    threads.submit(job)
+    assert done.wait(5)
+    assert _wait_for(lambda: threads._idle == 1)
+    del job
+    gc.collect()
+    assert kept[0]() is None, "the result of a finished call is not kept alive by the thread waiting for the next"
+
+
+def test_no_more_than_max_idle_threads_wait() -> None:
+    threads = DaemonThreads(idle_seconds=5.0, name="wd-test-max", max_idle=2)
+    release = threading.Event()
+    started = threading.Semaphore(0)
+    for _ in range(6):
+        threads.submit(lambda: (started.release(), release.wait(10)))
+    for _ in range(6):
+        assert started.acquire(timeout=5)
+    release.set()
+    assert _wait_for(lambda: len(_tier2_threads("wd-test-max")) == 2)
+    assert threads._idle == 2
+
+
+def test_a_forked_child_runs_its_calls_in_threads_of_its_own() -> None:
+    import os
+
+    threads = DaemonThreads(idle_seconds=5.0, name="wd-test-fork")
+    done = threading.Event()
+    threads.submit(done.set)
+    assert done.wait(5) and _wait_for(lambda: threads._idle == 1)
+    pid = os.fork()
+    if pid == 0:  # the child: one call, run by a thread it starts itself (the parent's idle one is not here)
+        ran = threading.Event()
+        threads.submit(ran.set)
+        os._exit(0 if ran.wait(5) else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -160,14 +160,17 @@ def test_httpx_request_lines_are_logged_only_in_debug(monkeypatch: pytest.Monkey
     with --debug."""
     from diagnosis.logs import setup_logging
 
-    root = logging.getLogger()
+    root, httpx_log = logging.getLogger(), logging.getLogger("httpx")
+    levels = root.level, httpx_log.level
     monkeypatch.setattr(root, "handlers", [])  # setup_logging adds its handler to this empty list, not the suite's
-    monkeypatch.setattr(root, "level", root.level)
-    httpx_log = logging.getLogger("httpx")
-    monkeypatch.setattr(httpx_log, "level", httpx_log.level)
-    setup_logging(logging.INFO)
-    assert not httpx_log.isEnabledFor(logging.INFO)
-    assert httpx_log.isEnabledFor(logging.WARNING)
-    assert logging.getLogger("bot.app").isEnabledFor(logging.INFO)
-    setup_logging("DEBUG")
-    assert httpx_log.isEnabledFor(logging.DEBUG)
+    try:
+        setup_logging(logging.INFO)
+        assert not httpx_log.isEnabledFor(logging.INFO)
+        assert httpx_log.isEnabledFor(logging.WARNING)
+        assert logging.getLogger("bot.app").isEnabledFor(logging.INFO)
+        setup_logging("DEBUG")
+        assert httpx_log.isEnabledFor(logging.DEBUG)
+    finally:
+        # setLevel, not a bare attribute: it also empties the loggers' isEnabledFor caches for the tests after
+        root.setLevel(levels[0])
+        httpx_log.setLevel(levels[1])

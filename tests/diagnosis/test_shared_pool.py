@@ -221,3 +221,30 @@ def test_the_environments_proxies_are_read_once_per_host(proxy_env: pytest.Monke
     assert env_proxy("http", "runai.example.com") is None  # no HTTP_PROXY, no ALL_PROXY
     proxy_env.setenv("HTTPS_PROXY", "http://other:3128")
     assert env_proxy("https", "runai.example.com") == "http://proxy.corp:3128", "read once, as httpx does per client"
+
+
+def test_a_proxy_without_a_scheme_is_an_http_proxy_and_one_aiohttp_cannot_speak_is_not_used(
+    proxy_env: pytest.MonkeyPatch,
+) -> None:
+    proxy_env.setenv("HTTPS_PROXY", "proxy.corp:3128")
+    proxy_env.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")  # an SSH tunnel's: aiohttp has no SOCKS
+    proxy_env.setenv("NO_PROXY", "runai.internal:8443")
+    assert env_proxy("https", "runai.example.com") == "http://proxy.corp:3128"
+    assert env_proxy("http", "runai.example.com") is None  # only ALL_PROXY names one, a SOCKS proxy: direct
+    assert env_proxy("https", "runai.internal", 8443) is None, "a NO_PROXY entry with a port"
+    assert env_proxy("https", "runai.internal", 443) == "http://proxy.corp:3128"
+
+
+async def test_a_proxy_url_that_cannot_be_read_is_a_named_transport_error(proxy_env: pytest.MonkeyPatch) -> None:
+    proxy_env.setenv("HTTP_PROXY", "http://proxy.corp:notaport")
+    share_connections()
+    try:
+        async with RunaiClient(
+            RunaiConfig("http://runai.example", "id", "secret", console_url="http://x"),
+            retry=RetryPolicy(sleep=_no_wait),
+        ) as client:
+            client._token, client._token_expires = "t", float("inf")
+            with pytest.raises(httpx.ProxyError, match="the proxy from the environment cannot be used"):
+                await client.get_json("/api/v1/clusters")
+    finally:
+        await close_shared_connections()
