@@ -73,7 +73,19 @@ import httpx  # noqa: E402
 import redis  # noqa: E402
 
 from bench.slack import with_copies  # noqa: E402
-from tests.slack_mock import REDIS_URL, SECRET, TOKEN, Call, SlackMock, command_body, event_body, mention, sign  # noqa: E402
+from tests.slack_mock import (  # noqa: E402
+    REDIS_URL,
+    SECRET,
+    TOKEN,
+    Call,
+    SlackMock,
+    command_body,
+    deliver,
+    event_body,
+    healthy,
+    mention,
+    sign,
+)
 
 #: the CLI the processes run (``WD_BENCH_CLI``: a wrapper, say a profiler around it)
 CLI = os.environ.get("WD_BENCH_CLI") or str(Path(sys.executable).parent / "workload-doctor")
@@ -194,7 +206,7 @@ class Fleet:
                 command += ["--snapshot", str(self.snapshot), "--latency-ms", str(self.latency_ms)]
             self.workers.append(self._spawn(command, TOKEN, f"worker{i}", self.sandbox_env))
         for proc, url in self.acks:
-            _wait(lambda u=url: _healthy(u), 60, f"ack process {url}", proc)
+            _wait(lambda u=url: healthy(u), 60, f"ack process {url}", proc)
         return self
 
     @property
@@ -226,13 +238,6 @@ def fleet(slack: SlackMock, snapshot: Path, logs: Path, acks: int, workers: int,
         yield f.start(acks, workers)
     finally:
         f.stop()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(url + "/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _wait(predicate: Any, limit: float, what: str, proc: subprocess.Popen[bytes] | None = None) -> None:
@@ -512,13 +517,6 @@ def _active_by_worker(r: redis.Redis, prefix: str) -> Counter[str]:
     return active
 
 
-def _deliver(url: str, body: str, retry: int = 0) -> int:
-    headers = {**sign(body), "content-type": "application/json"}
-    if retry:
-        headers |= {"x-slack-retry-num": str(retry), "x-slack-retry-reason": "http_timeout"}
-    return httpx.post(url + "/slack/events", content=body, headers=headers, timeout=30).status_code
-
-
 def kill_part(
     slack: SlackMock,
     snapshot: Path,
@@ -541,7 +539,7 @@ def kill_part(
         r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
         t0 = time.monotonic()
         with ThreadPoolExecutor(max_workers=16) as pool:
-            statuses = Counter(pool.map(lambda p: _deliver(*p), plan))
+            statuses = Counter(pool.map(lambda p: deliver(*p, timeout=30), plan))
         killed_jobs = 0
         with contextlib.suppress(TimeoutError):
             _wait(lambda: sum(_active_by_worker(r, f.prefix).values()) >= 2, 30, "jobs running on the workers")

@@ -378,6 +378,23 @@ def sign(body: str, timestamp: int | None = None, secret: str = SECRET) -> dict[
     return {"x-slack-request-timestamp": ts, "x-slack-signature": signature}
 
 
+def deliver(url: str, body: str, retry: int = 0, timeout: float = 10.0) -> int:
+    """POST ``body`` (a JSON event), signed, to a bot process's ``/slack/events`` at ``url`` as Slack does (``retry``:
+    Slack's retry number, its reason a timeout); the HTTP status."""
+    headers = {**sign(body), "Content-Type": "application/json"}
+    if retry:
+        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
+    return httpx.post(url + "/slack/events", content=body, headers=headers, timeout=timeout).status_code
+
+
+def healthy(url: str) -> bool:
+    """A bot process at ``url`` answers ``/healthz`` with 200."""
+    try:
+        return httpx.get(url + "/healthz", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 def command_body(text: str, *, user: str = "U0ALICE01", channel: str = "C0CHAN001", response_url: str = "") -> str:
     return urlencode(
         {

@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from tests.bot.test_digest_replicas import wait_for
-from tests.bot.test_replicas import BARE, Fleet, deliver
-from tests.slack_mock import REDIS_URL, Call, SlackMock, event_body, mention
+from tests.bot.test_replicas import BARE, Fleet
+from tests.slack_mock import REDIS_URL, Call, SlackMock, deliver, event_body, mention
 
 pytestmark = pytest.mark.slow
 

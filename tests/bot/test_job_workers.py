@@ -26,9 +26,8 @@ import pytest
 import redis
 
 from tests.bot.test_digest_replicas import free_port, wait_for
-from tests.bot.test_replicas import _healthy, deliver
 from tests.paths import TESTS
-from tests.slack_mock import REDIS_URL, SECRET, SlackMock, event_body, mention
+from tests.slack_mock import REDIS_URL, SECRET, SlackMock, deliver, event_body, healthy, mention
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +80,7 @@ class Fleet:
                 )
             )
         for _, url in self.acks:
-            wait_for(lambda u=url: _healthy(u), 60, f"ack process {url}")
+            wait_for(lambda u=url: healthy(u), 60, f"ack process {url}")
 
     def stop(self) -> None:
         for proc in [p for p, _ in self.acks] + self.workers:

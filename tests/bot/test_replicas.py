@@ -22,14 +22,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import redis
 
 from handlers.middleware import RATE_LIMITED
 from tests.bot.test_digest_replicas import free_port, wait_for
 from tests.paths import TESTS
-from tests.slack_mock import REDIS_URL, SECRET, SlackMock, event_body, mention, sign, thread_message
+from tests.slack_mock import (
+    REDIS_URL,
+    SECRET,
+    SlackMock,
+    deliver,
+    event_body,
+    healthy,
+    mention,
+    thread_message,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -77,27 +85,13 @@ class Fleet:
             )
             self.replicas.append(Replica(proc, port))
         for replica in self.replicas:
-            wait_for(lambda r=replica: _healthy(r.url), 60, f"replica {replica.url}")
+            wait_for(lambda r=replica: healthy(r.url), 60, f"replica {replica.url}")
 
     def stop(self) -> None:
         for replica in self.replicas:
             if replica.proc.poll() is None:
                 replica.proc.send_signal(signal.SIGKILL)
                 replica.proc.wait(10)
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(url + "/healthz", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def deliver(url: str, body: str, retry: int = 0) -> int:
-    headers = {**sign(body), "Content-Type": "application/json"}
-    if retry:
-        headers |= {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
-    return httpx.post(url + "/slack/events", content=body, headers=headers, timeout=10).status_code
 
 
 def replies_in(slack: SlackMock, thread: str) -> list[Any]:

@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from tests.bot.test_digest_replicas import wait_for
-from tests.bot.test_replicas import BARE, Fleet, deliver
-from tests.slack_mock import REDIS_URL, Call, SlackMock, command_body, event_body, mention, sign
+from tests.bot.test_replicas import BARE, Fleet
+from tests.slack_mock import REDIS_URL, Call, SlackMock, command_body, deliver, event_body, mention, sign
 
 pytestmark = pytest.mark.slow
 
