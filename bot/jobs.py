@@ -31,7 +31,7 @@ import json
 import logging
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from saq import Worker
 from saq.job import TERMINAL_STATUSES, Job, Status
@@ -63,16 +63,26 @@ SWEEP_ABORT = 0.5
 
 
 class _Queue(RedisQueue):
-    """SAQ's Redis queue, its sweep made safe for answers that must be posted once.
+    """SAQ's Redis queue, its sweep made safe for answers that must be posted once, and prompt.
 
     SAQ's sweep decides from a snapshot of the running jobs taken when it starts, and then aborts and retries them
     one after another, waiting for each: a job that finished (or beat its heartbeat) meanwhile was still retried,
     its finished record overwritten, and the request answered twice (seen with a loaded worker). Here a swept job
     is read again first and left alone when it is finished or alive; and the sweep waits :data:`SWEEP_ABORT`
-    seconds per job, not 5."""
+    seconds per job, not 5.
+
+    SAQ's sweep also locks every other sweep out for 60 s (its ``lock``), whatever the worker's sweep timer says:
+    a worker killed just after a sweep had its jobs taken over only by the sweep a minute later, 70 to 85 s after
+    the kill (the scale bench's 90 s wait lost one). Here the lock lasts :attr:`sweep_every` seconds, the workers'
+    sweep timer: one sweep at a time across the workers, every few seconds. A sweep that outlasts its lock (many
+    stuck jobs, :data:`SWEEP_ABORT` each) may overlap the next: a job both find is read again before each abort and
+    retry (above), and a retry schedules it once."""
+
+    #: seconds between sweeps (across every worker of the queue); :class:`RequestQueue` sets it from the heartbeat
+    sweep_every: int = 60
 
     async def sweep(self, lock: int = 60, abort: float = SWEEP_ABORT) -> list[str]:
-        return await super().sweep(lock, min(abort, SWEEP_ABORT))
+        return await super().sweep(min(lock, self.sweep_every), min(abort, SWEEP_ABORT))
 
     async def _settled(self, job: Job, error: str | None) -> bool:
         """A job the sweep is about to abort or retry that finished or is alive by now (read again)."""
@@ -109,9 +119,11 @@ class RequestQueue:
     """The requests waiting for a worker (``handlers.protocols.Jobs``), in SAQ on ``url`` under ``prefix``."""
 
     def __init__(self, url: str, *, prefix: str = "wd:", max_depth: int = 1000, heartbeat: float = 10.0) -> None:
-        self.queue = _Queue.from_url(url, name=f"{prefix}requests")
+        self.queue = cast(_Queue, _Queue.from_url(url, name=f"{prefix}requests"))
         self.max_depth = max_depth
         self.heartbeat = max(1, round(heartbeat))
+        #: a dead worker's job is swept within a heartbeat and this many seconds more (half a heartbeat)
+        self.queue.sweep_every = max(1, self.heartbeat // 2)
 
     async def depth(self) -> int:
         """Requests waiting (not yet taken by a worker)."""
@@ -152,12 +164,11 @@ class RequestWorker:
     def __init__(self, queue: RequestQueue, app: AsyncApp, *, concurrency: int = 32) -> None:
         self.queue = queue
         self.app = app
-        sweep = max(1, queue.heartbeat // 2)
         self.worker: Worker[Context] = Worker(
             queue.queue,
             functions=[(FUNCTION, self.answer)],
             concurrency=concurrency,
-            timers={"sweep": sweep, "abort": 1, "schedule": 1, "worker_info": 10},
+            timers={"sweep": queue.queue.sweep_every, "abort": 1, "schedule": 1, "worker_info": 10},
             # stop at once: SAQ's grace waits for its idle dequeues too (10 s a shutdown); a job cut short is retried
             # by another worker, whose claim waits for this one's answer (the tracker drains it) and then drops it
             shutdown_grace_period_s=0,

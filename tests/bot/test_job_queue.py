@@ -183,6 +183,27 @@ async def test_the_sweep_leaves_alone_a_job_that_finished_since_it_looked(prefix
         await requests.close()
 
 
+async def test_a_job_stuck_just_after_a_sweep_is_swept_by_the_next_one_not_a_minute_later(prefix: str) -> None:
+    """SAQ's sweep locks the next one out for 60 s: a worker killed just after a sweep had its jobs taken over a
+    minute later. Here the next sweep (the workers' sweep timer, half a heartbeat) takes them."""
+    requests = RequestQueue(REDIS_URL, prefix=prefix, heartbeat=2.0)
+    queue = requests.queue
+    try:
+        assert queue.sweep_every == 1
+        assert await queue.sweep() == []  # a sweep just ran: nothing was stuck
+        job = await queue.enqueue(FUNCTION, key="dead-worker", body={}, heartbeat=1, retries=3)
+        assert job is not None
+        taken = await queue.dequeue(timeout=5)
+        assert taken is not None and taken.key == "dead-worker"
+        await taken.update(status=Status.ACTIVE, started=1, touched=1)  # its worker died long ago: no heartbeat
+        await asyncio.sleep(queue.sweep_every + 0.1)
+        assert await queue.sweep() == [taken.id]
+        stored = await queue.job("dead-worker")
+        assert stored is not None and stored.status == Status.QUEUED  # given back, to be tried again
+    finally:
+        await requests.close()
+
+
 async def test_a_queued_request_keeps_no_credential_a_person_typed(prefix: str) -> None:
     """The request waits in Redis until a worker answers it: its typed text is redacted like a kept question's."""
     secret = "xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx"
