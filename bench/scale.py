@@ -610,6 +610,12 @@ def main() -> None:
         help="answers: one sandbox process the workers call (default), or a sandbox inside each worker",
     )
     ap.add_argument("--parts", default="ack,answers,kill,cpu", help="which parts to run, comma-separated")
+    ap.add_argument(
+        "--answer-workers",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1, 2],
+        help="answers: the worker counts to measure, comma-separated",
+    )
     ap.add_argument("--logs", type=Path, help="keep the processes' logs in this directory (default: deleted)")
     args = ap.parse_args()
     if args.quick:
@@ -642,12 +648,12 @@ def main() -> None:
                     flush=True,
                 )
             if "answers" in parts:
-                for workers in (1, 2):
+                for workers in args.answer_workers:
                     asked = names[: 2 * args.questions]  # measured, then as many to warm up with
                     run = answer_part(
                         slack, snapshot, logs, asked, workers, args.latency_ms, f"A{workers}", extra, args.sandbox
                     )
-                    suffix = "1_worker" if workers == 1 else "2_workers"
+                    suffix = "1_worker" if workers == 1 else f"{workers}_workers"
                     out |= {
                         f"answer_p50_ms_{suffix}": run["p50_ms"],
                         f"answer_p95_ms_{suffix}": run["p95_ms"],

@@ -57,6 +57,12 @@ RETRY_DELAY = 3.0
 JOB_TTL = 3600
 
 
+#: Pollers of one worker asking Redis for a job at once. One at a time deals a burst out most evenly but a busy
+#: worker then asks again only as fast as its event loop gets to it (the last jobs of a burst waited ~1 s in Redis);
+#: all of them (SAQ's way) let the first worker to ask take most of a burst. Four: even within 4, promptly (bench).
+TAKERS = 4
+
+
 #: Seconds the sweep gives a live worker to abort a job it finds stuck before retrying it elsewhere. SAQ waits
 #: 5 s per stuck job, one job after another: a killed worker's ten jobs would wait 50 s to be taken over.
 SWEEP_ABORT = 0.5
@@ -80,6 +86,22 @@ class _Queue(RedisQueue):
 
     #: seconds between sweeps (across every worker of the queue); :class:`RequestQueue` sets it from the heartbeat
     sweep_every: int = 60
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._taking = asyncio.Semaphore(TAKERS)
+
+    async def dequeue(self, timeout: float = 0.0, poll_interval: float = 0.0) -> Job | None:  # noqa: ASYNC109 (SAQ's)
+        """The next job, asked for by at most :data:`TAKERS` of this process's pollers at a time.
+
+        SAQ's worker runs one poller per slot (``WD_WORKER_CONCURRENCY``), each blocked in Redis, which hands
+        jobs to blocked pollers first come, first served: the worker whose pollers blocked first took the first
+        32 jobs of a 50-question burst and the other worker 18 (the scale bench), and answered its share a third
+        later than an even split would. With a few pollers of each worker blocked at a time, a worker that took
+        jobs queues behind the others for more: a burst is dealt out in turn, a few jobs at a time (and a busy
+        worker, slower to ask again, takes fewer)."""
+        async with self._taking:
+            return await super().dequeue(timeout, poll_interval)
 
     async def sweep(self, lock: int = 60, abort: float = SWEEP_ABORT) -> list[str]:
         return await super().sweep(min(lock, self.sweep_every), min(abort, SWEEP_ABORT))

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import pytest
+from saq import Worker
 from saq.job import Status
 
 import bot.app as bot_app
@@ -202,6 +203,53 @@ async def test_a_job_stuck_just_after_a_sweep_is_swept_by_the_next_one_not_a_min
         assert stored is not None and stored.status == Status.QUEUED  # given back, to be tried again
     finally:
         await requests.close()
+
+
+async def test_a_burst_is_dealt_out_to_the_workers_in_turn(prefix: str) -> None:
+    """Each worker has a poller per slot blocked in Redis, which serves them first come, first served: the worker
+    whose pollers blocked first took a whole burst (or its first 32 jobs of 50). A few pollers per worker at a time
+    (bot.jobs.TAKERS) deal a burst out in turn."""
+    took: list[str] = []
+    release = asyncio.Event()
+
+    async def answer_request(ctx: Any, **_: Any) -> None:
+        took.append(str(ctx["worker_id"]))
+        await release.wait()  # every job holds its slot: who took what is decided by the dequeues alone
+
+    queues = [RequestQueue(REDIS_URL, prefix=prefix) for _ in range(2)]
+    workers = [
+        Worker(
+            q.queue,
+            functions=[(FUNCTION, answer_request)],
+            concurrency=4 * bot.jobs.TAKERS,  # room for the whole burst in either worker
+            id=f"w{i}",
+            shutdown_grace_period_s=0,
+        )
+        for i, q in enumerate(queues)
+    ]
+    for w in workers:
+        w.SIGNALS = []
+        w.context["worker_id"] = w.id
+    tasks = [asyncio.create_task(w.start()) for w in workers]
+    try:
+        await asyncio.sleep(0.5)  # every poller of both workers is waiting
+        for i in range(2 * bot.jobs.TAKERS):
+            await queues[0].queue.enqueue(FUNCTION, key=f"burst-{i}", body={})
+        for _ in range(100):
+            if len(took) == 2 * bot.jobs.TAKERS:
+                break
+            await asyncio.sleep(0.05)
+        assert len(took) == 2 * bot.jobs.TAKERS
+        assert [took.count(w.id) for w in workers] == [bot.jobs.TAKERS] * 2, took
+    finally:
+        release.set()
+        for w in workers:
+            await w.stop()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for q in queues:
+            await q.close()
 
 
 async def test_a_queued_request_keeps_no_credential_a_person_typed(prefix: str) -> None:
