@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import hmac
 import logging
@@ -316,7 +317,9 @@ def build_bot(
     )
     votes = FeedbackStore.for_settings(store, settings)
     # every answer a person can judge is kept with its world (issue 28, handlers.feedback_world)
-    reports = conversation_reports(store, backends, answer_fn, keeper=votes)
+    # (built after the answer, in a task of its own: the answer is not held back)
+    later = functools.partial(tracker.spawn, name="feedback-world", detached=True)
+    reports = conversation_reports(store, backends, answer_fn, keeper=votes, spawn=later)
     watches = _watches(settings, backends, store, policy, tracker, app.client, reports, watcher_for)
     doctor = Doctor(
         backends,

@@ -153,6 +153,41 @@ class FeedbackStore:
             return False
         return True
 
+    async def keep_world(self, ref: str, world: dict[str, Any] | None) -> bool:
+        """Add ``world`` to the answer ``ref`` kept before without it (``handlers.feedback_world``: built after the
+        answer); None says it could not be built. The record keeps its expiry (a vote meanwhile lengthened it) and
+        is not written again once gone (bounded out, purged, expired): False then."""
+        update: dict[str, Any] = {}
+        if world is None:
+            update["world_omitted"] = "the world could not be built"
+        else:
+            raw = world_json(world)
+            if len(raw) > self.max_world_bytes:
+                update["world_omitted"] = f"{len(raw)} bytes, over WD_FEEDBACK_MAX_WORLD_BYTES ({self.max_world_bytes})"
+            else:
+                update["world_z"] = pack_world(raw)
+        if self.redis is None:
+            kept = self._memory.answers.get(ref)
+            if kept is None:
+                return False
+            entry = json.loads(kept[1])
+            entry.pop("world_omitted", None)
+            self._memory.answers[ref] = (kept[0], json.dumps(entry | update))
+            return True
+        key = self._key("answer", ref)
+        try:
+            raw_entry = await self.redis.get(key)
+            if not raw_entry:
+                return False
+            entry = json.loads(raw_entry)
+            entry.pop("world_omitted", None)
+            text = json.dumps(entry | update, separators=(",", ":"))
+            written = await self.redis.set(key, text, xx=True, keepttl=True)
+        except Exception as exc:  # Redis away: the answer stands, its world is not kept
+            log.warning("the world of answer %s not kept (%s)", ref, type(exc).__name__)
+            return False
+        return bool(written)
+
     async def _bound(self, system: str) -> None:
         """At most :attr:`max_answers` answers of ``system``: the oldest go, with their records and votes."""
         index = self._key("answers", system)

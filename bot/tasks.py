@@ -35,15 +35,20 @@ class TaskTracker:
         self.closing = False
 
     def spawn(
-        self, coro: Coroutine[Any, Any, Any], name: str | None = None, *, daemon: bool = False
+        self, coro: Coroutine[Any, Any, Any], name: str | None = None, *, daemon: bool = False, detached: bool = False
     ) -> asyncio.Task[Any]:
+        """Run ``coro`` as a tracked task: part of the current request's work, unless ``daemon`` (a loop that never
+        ends by itself) or ``detached`` (bookkeeping after an answer: awaited by :meth:`idle` and drained, but the
+        request is answered, its slot freed and its claim finished without waiting for it)."""
         work = shedding.current()
         context = None
-        if work is not None and not daemon:
+        if work is not None and not daemon and not detached:
             coro = work.run(coro)
-        elif shedding.CLAIM.get() is not None:
-            # spawned by a request's work (a watch's polling loop): it outlives the request, not its claim
+        elif work is not None or shedding.CLAIM.get() is not None:
+            # spawned by a request's work (a watch's polling loop, a kept world): it outlives the request, not its
+            # claim
             context = contextvars.copy_context()
+            context.run(shedding.CURRENT.set, None)
             context.run(shedding.CLAIM.set, None)
         task = asyncio.get_running_loop().create_task(coro, name=name, context=context)
         (self._daemons if daemon else self._tasks).add(task)

@@ -31,7 +31,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from diagnosis.answer import Backends, answer
@@ -125,13 +125,15 @@ def conversation_reports(
     backends: Backends,
     answer_fn: AnswerFn | None = None,
     keeper: AnswerKeeper | None = None,
+    spawn: Callable[[Coroutine[Any, Any, Any]], Any] | None = None,
 ) -> Reports:
     """The reports of a conversation (the cache and the diagnoses in flight), over ``backends`` that offer every
     listable answer of a follow-up as a button (issue 11 §2). ``answer_fn`` defaults to
     :func:`diagnosis.answer.answer` (fakes in unit tests); ``keeper`` keeps each answer a person can judge with its
-    world (issue 28, :class:`bot.feedback_store.FeedbackStore`)."""
+    world (issue 28, :class:`bot.feedback_store.FeedbackStore`), built after the answer in a task ``spawn`` starts
+    (the bot's detached tracked tasks: :class:`handlers.feedback_world.WorldLater`)."""
     offering = dataclasses.replace(backends, offer_choices=True) if dataclasses.is_dataclass(backends) else backends
-    return Reports(store, offering, answer_fn or answer, keeper)
+    return Reports(store, offering, answer_fn or answer, keeper, spawn)
 
 
 class Doctor:

@@ -7,15 +7,24 @@ loop) and hands it, with the answer's record, to the :class:`AnswerKeeper` (``bo
 gets a fresh reference (:attr:`diagnosis.report.Report.answer_ref`): its card's Right / Wrong buttons carry it.
 
 Only answers a person can judge get one: a workload or workflow was identified and can be named again (the card's
-other buttons re-read it); never an error or a follow-up question."""
+other buttons re-read it); never an error or a follow-up question.
+
+Answer first, bookkeeping after (issue 26 §2): building a world redacts every body that was read, about as much CPU
+as the diagnosis itself, and in a burst of questions it held every other answer back. With a :class:`WorldLater`
+(the bot gives one) the answer's record is kept at once, so a vote on its card always finds it, and its world is
+built later in a detached task: when this process has no diagnosis in flight, or :data:`MAX_DEFER` seconds after the
+answer at the latest, one at a time, then added to the record (``AnswerKeeper.keep_world``). A process that dies
+before leaves the record saying its world was not kept. Without one (the terminal, unit tests) the world is built
+before the answer is returned, as a whole."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -33,8 +42,73 @@ class AnswerKeeper(Protocol):
 
     async def keep_answer(self, record: dict[str, Any], world: dict[str, Any] | None) -> bool: ...
 
+    async def keep_world(self, ref: str, world: dict[str, Any] | None) -> bool:
+        """Add ``world`` to the answer ``ref`` kept before (None: say it could not be built); False when that answer
+        is no longer kept."""
+        ...
+
     #: a world larger than this is not kept (``WD_FEEDBACK_MAX_WORLD_BYTES``)
     max_world_bytes: int
+
+
+#: seconds a world may wait for its process to have no diagnosis in flight before it is built anyway
+MAX_DEFER = 10.0
+#: bytes of read responses the worlds waiting to be built may hold; past it a world is built before its answer
+MAX_PENDING_BYTES = 64 * 1024 * 1024
+#: what an answer's record says while its world is being built (and after, when its process died first)
+WORLD_PENDING = "its world was being built when this record was kept, and was not added"
+
+
+class WorldLater:
+    """Builds the worlds of answers after the answers (see the module). ``spawn(coro)`` runs a detached tracked task
+    (:meth:`bot.tasks.TaskTracker.spawn` with ``detached=True``); ``busy()`` says whether a diagnosis is in flight in
+    this process (:class:`handlers.report_cache.Reports`), and :meth:`quiet` is called when none is any longer."""
+
+    def __init__(self, spawn: Callable[[Coroutine[Any, Any, Any]], Any], busy: Callable[[], bool]) -> None:
+        self.spawn = spawn
+        self.busy = busy
+        self.pending_bytes = 0
+        self._quiet = asyncio.Event()
+        self._one = asyncio.Lock()
+
+    def quiet(self) -> None:
+        """No diagnosis is in flight any more: the waiting worlds may be built."""
+        self._quiet.set()
+
+    def has_room(self, size: int) -> bool:
+        return self.pending_bytes + size <= MAX_PENDING_BYTES
+
+    def later(self, size: int, build: Callable[[], Awaitable[None]]) -> None:
+        """Run ``build`` (a world of ``size`` bytes read) when the process is quiet, or after :data:`MAX_DEFER`."""
+        self.pending_bytes += size
+
+        async def when_quiet() -> None:
+            try:
+                await self._wait_turn()
+                try:
+                    await build()
+                finally:
+                    self._one.release()
+            finally:
+                self.pending_bytes -= size
+
+        self.spawn(when_quiet())
+
+    async def _wait_turn(self) -> None:
+        """Return holding the build lock, once no diagnosis is in flight or the deadline passed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MAX_DEFER
+        while True:
+            left = deadline - loop.time()
+            if self.busy() and left > 0:
+                self._quiet.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._quiet.wait(), left)
+                continue
+            await self._one.acquire()
+            if not self.busy() or loop.time() >= deadline:
+                return
+            self._one.release()  # a diagnosis started while this one waited for its turn: let it go first
 
 
 def judgeable(report: Report) -> bool:
@@ -71,8 +145,11 @@ def answer_record(report: Report, question: Question, ref: str, at: datetime) ->
     }
 
 
-async def answer_keeping_world(answer_fn: AnswerFn, question: Question, backends: Any, keeper: AnswerKeeper) -> Report:
-    """Answer ``question``; when a person can judge the answer, keep it with its world and give it a reference."""
+async def answer_keeping_world(
+    answer_fn: AnswerFn, question: Question, backends: Any, keeper: AnswerKeeper, later: WorldLater | None = None
+) -> Report:
+    """Answer ``question``; when a person can judge the answer, keep it with its world and give it a reference (the
+    world built after the answer with ``later``, see the module)."""
     now = backends.now()
     frozen = backends
     if dataclasses.is_dataclass(backends) and not isinstance(backends, type):
@@ -84,22 +161,45 @@ async def answer_keeping_world(answer_fn: AnswerFn, question: Question, backends
     ref = new_ref()
     report = report.with_answer_ref(ref)
     record = answer_record(report, question, ref, datetime.now(UTC))
-    world = None
-    read = sum(len(r.body) for r in recorder.responses)
+    responses = list(recorder.responses)
+    read = sum(len(r.body) for r in responses)
     limit = getattr(keeper, "max_world_bytes", None)
     if isinstance(limit, int) and read > limit:
         # Not built at all: it would not be kept, and redacting megabytes holds the interpreter (and with it the
         # event loop, /healthz and every ack) even from a thread (issue 24: a 12 MB log).
         record["world_omitted"] = f"{read} bytes read, over WD_FEEDBACK_MAX_WORLD_BYTES ({limit})"
-    else:
+        await _keep(keeper, record, None)
+        return report
+
+    async def build() -> dict[str, Any] | None:
         try:
             from diagnosis.capture import world_of
 
-            world = await asyncio.to_thread(world_of, list(recorder.responses), question, report, frozen, now)
+            return await asyncio.to_thread(world_of, responses, question, report, frozen, now)
         except Exception:
             log.exception("the world of answer %s could not be built: kept without it", ref)
-    try:
-        await keeper.keep_answer(record, world)
-    except Exception:
-        log.exception("answer %s could not be kept for feedback", ref)
+            return None
+
+    if later is None or not later.has_room(read):
+        await _keep(keeper, record, await build())
+        return report
+    record["world_omitted"] = WORLD_PENDING
+    if await _keep(keeper, record, None):
+
+        async def build_and_add() -> None:
+            world = await build()
+            try:
+                await keeper.keep_world(ref, world)
+            except Exception:
+                log.exception("the world of answer %s could not be kept", ref)
+
+        later.later(read, build_and_add)
     return report
+
+
+async def _keep(keeper: AnswerKeeper, record: dict[str, Any], world: dict[str, Any] | None) -> bool:
+    try:
+        return await keeper.keep_answer(record, world)
+    except Exception:
+        log.exception("answer %s could not be kept for feedback", record.get("ref"))
+        return False

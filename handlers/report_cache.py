@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from diagnosis import metrics
@@ -18,7 +18,7 @@ from diagnosis.answer import Backends
 from diagnosis.backends import backend_of
 from diagnosis.question import Question
 from diagnosis.report import Outcome, Report
-from handlers.feedback_world import AnswerKeeper, answer_keeping_world
+from handlers.feedback_world import AnswerKeeper, WorldLater, answer_keeping_world
 from handlers.protocols import ConversationStore
 
 AnswerFn = Callable[[Question, Backends], Awaitable[Report]]
@@ -66,6 +66,7 @@ class Reports:
         backends: Backends,
         answer_fn: AnswerFn,
         keeper: AnswerKeeper | None = None,
+        spawn: Callable[[Coroutine[Any, Any, Any]], Any] | None = None,
     ) -> None:
         self.store = store
         self.backends = backends
@@ -74,6 +75,9 @@ class Reports:
         self.in_flight: dict[str, asyncio.Task[Report]] = {}
         #: keeps each answer a person can judge with the world it was made from (issue 28); None: not kept
         self.keeper = keeper
+        #: with ``spawn`` (a detached tracked task, the bot's), the worlds are built after the answers, when no
+        #: diagnosis is in flight here (handlers.feedback_world.WorldLater); without, before each answer
+        self.worlds = WorldLater(spawn, lambda: bool(self.in_flight)) if spawn is not None else None
 
     async def answer(self, question: Question, fresh: bool = False) -> Report:
         """The report for ``question``: from the cache, or from the one diagnosis in progress for the same
@@ -100,6 +104,8 @@ class Reports:
     def _forget(self, qkey: str, done: asyncio.Task[Report]) -> None:
         if self.in_flight.get(qkey) is done:
             del self.in_flight[qkey]
+        if not self.in_flight and self.worlds is not None:
+            self.worlds.quiet()
         if not done.cancelled():
             done.exception()  # retrieved: an error every asker already saw is not "never retrieved"
 
@@ -110,7 +116,7 @@ class Reports:
             return cached
         started = time.perf_counter()
         if self.keeper is not None:
-            report = await answer_keeping_world(self.answer_fn, question, self.backends, self.keeper)
+            report = await answer_keeping_world(self.answer_fn, question, self.backends, self.keeper, self.worlds)
         else:
             report = await self.answer_fn(question, self.backends)
         metrics.diagnosis(report, time.perf_counter() - started)
