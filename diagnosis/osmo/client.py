@@ -46,7 +46,7 @@ from pydantic import BaseModel, ValidationError
 from diagnosis.config import OsmoConfig
 from diagnosis.errors import ApiError, BadResponse, BodyCut, NotFound
 from diagnosis.fetched import Call, body_broken, raised_in, reads
-from diagnosis.http import TAIL_STREAM, RetryPolicy, make_client
+from diagnosis.http import TAIL_STREAM, RetryPolicy, make_client, request_url
 from diagnosis.osmo.models import NodeResources, PoolQuota, TaskRequest, Workflow, WorkflowList
 from diagnosis.tail import TailRing
 
@@ -422,10 +422,11 @@ class OsmoClient:
     async def _get(self, path: str, params: Any = None) -> httpx.Response:
         """GET with the cached JWT; on 401/403 exchange once more and retry once (then :class:`AuthError`)."""
         jwt = await self._bearer()
-        r = await self.http.get(path, params=params, headers={"Authorization": f"Bearer {jwt}"})
+        url = request_url(self.http, path, params)
+        r = await self.http.get(url, headers={"Authorization": f"Bearer {jwt}"})
         if r.status_code in (401, 403):
             jwt = await self._bearer(force=True)
-            r = await self.http.get(path, params=params, headers={"Authorization": f"Bearer {jwt}"})
+            r = await self.http.get(url, headers={"Authorization": f"Bearer {jwt}"})
             if r.status_code in (401, 403):
                 raise AuthError(f"OSMO refused the credentials (HTTP {r.status_code} from {path})")
         return r

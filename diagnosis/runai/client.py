@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 from diagnosis import errors
 from diagnosis.config import RunaiConfig
 from diagnosis.fetched import Call, reads
-from diagnosis.http import RetryPolicy, make_client
+from diagnosis.http import RetryPolicy, make_client, request_url
 from diagnosis.runai.models import (
     Cluster,
     Event,
@@ -295,9 +295,10 @@ class RunaiClient:
 
     async def get_json(self, path: str, params: dict[str, Any] | None = None) -> Any:
         """GET ``path`` with a bearer token (one re-fetch of the token on 401); JSON body or :class:`ApiError`."""
-        r = await self.http.get(path, params=params, headers=await self._auth_header())
+        url = request_url(self.http, path, params)
+        r = await self.http.get(url, headers=await self._auth_header())
         if r.status_code == 401:
-            r = await self.http.get(path, params=params, headers=await self._auth_header(refresh=True))
+            r = await self.http.get(url, headers=await self._auth_header(refresh=True))
         if r.status_code == 404:
             raise NotFoundError(404, path, _message(r))
         if r.status_code >= 300:

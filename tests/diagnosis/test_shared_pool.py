@@ -7,6 +7,7 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -248,3 +249,25 @@ async def test_a_proxy_url_that_cannot_be_read_is_a_named_transport_error(proxy_
                 await client.get_json("/api/v1/clusters")
     finally:
         await close_shared_connections()
+
+
+@pytest.mark.parametrize(
+    "base", ["https://runai.example.com", "https://gw.example.com/runai/", "http://127.0.0.1:8080"]
+)
+@pytest.mark.parametrize(
+    ("path", "params"),
+    [
+        ("/api/v1/workloads", None),
+        ("/api/v1/workloads", {}),
+        ("/api/v1/workloads/9f1c-uuid/events", {"offset": 0, "limit": 500, "sortOrder": "asc"}),
+        ("/api/v1/workloads", {"filterBy": "name==train-7,phase!=Running", "deleted": True, "x": None}),
+        ("/api/v1/workflow/wf 1/logs", {"tasks": ["a b", "c/d"], "q": "ünïcode & more"}),
+        ("https://elsewhere.example.com/api/v1/x", {"page": 2}),
+    ],
+)
+def test_request_url_is_what_httpx_would_send(base: str, path: str, params: Any) -> None:
+    """Parsed once (httpx parses a relative path, joins it and parses the whole again), and the same URL."""
+    from diagnosis.http import request_url
+
+    client = httpx.AsyncClient(base_url=base)
+    assert request_url(client, path, params) == client.build_request("GET", path, params=params).url
