@@ -108,7 +108,9 @@ def write_cases(out: Path, cases: list[tuple[str, dict[str, Any] | None]]) -> li
 
 def register(app: typer.Typer) -> None:
     """Attach ``feedback`` (stats, export, purge) to the main CLI."""
-    group = typer.Typer(help="What people said of the answers (Right / Wrong on the card): stats, export, purge.")
+    group = typer.Typer(
+        help="What people said of the answers (Right / Wrong on the card): stats, export, purge.", rich_markup_mode=None
+    )
     app.add_typer(group, name="feedback")
 
     @group.command("stats")

@@ -135,7 +135,10 @@ def watch_cmd(
 def register(app: typer.Typer) -> None:
     """Attach the ``osmo`` command group (and a top-level ``watch``) to the main CLI."""
     osmo = typer.Typer(
-        name="osmo", help="OSMO workflows: list, status, explain, watch. Read-only.", no_args_is_help=True
+        name="osmo",
+        help="OSMO workflows: list, status, explain, watch. Read-only.",
+        no_args_is_help=True,
+        rich_markup_mode=None,
     )
     osmo.command("list")(list_cmd)
     osmo.command("status")(status_cmd)

@@ -18,6 +18,7 @@ CLI = str(Path(sys.executable).parent / "workload-doctor")
 
 #: Modules ``--help`` must not import: the word list, the diagnosis core and the libraries only commands use.
 NOT_FOR_HELP = [
+    "rich",  # typer renders plain help: rich's took about 0.15 s
     "wordfreq",
     "rapidfuzz",
     "kubernetes",
