@@ -66,6 +66,13 @@ TAKERS = 4
 #: Seconds the sweep gives a live worker to abort a job it finds stuck before retrying it elsewhere. SAQ waits
 #: 5 s per stuck job, one job after another: a killed worker's ten jobs would wait 50 s to be taken over.
 SWEEP_ABORT = 0.5
+#: Seconds a sweep may hold its running mark (no two sweeps at once; a worker killed mid-sweep holds it this long).
+SWEEP_RUNNING = 60
+#: Seconds a job taken from the queue but not yet marked running (its worker's loop is busy) is given to be marked
+#: before the sweep takes its worker for dead.
+DEQUEUE_GRACE = 1.0
+#: Deletes a key only when it still holds the value given (a mark outlived by its holder is not the next one's).
+_DELETE_IF = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 class _Queue(RedisQueue):
@@ -80,9 +87,10 @@ class _Queue(RedisQueue):
     SAQ's sweep also locks every other sweep out for 60 s (its ``lock``), whatever the worker's sweep timer says:
     a worker killed just after a sweep had its jobs taken over only by the sweep a minute later, 70 to 85 s after
     the kill (the scale bench's 90 s wait lost one). Here the lock lasts :attr:`sweep_every` seconds, the workers'
-    sweep timer: one sweep at a time across the workers, every few seconds. A sweep that outlasts its lock (many
-    stuck jobs, :data:`SWEEP_ABORT` each) may overlap the next: a job both find is read again before each abort and
-    retry (above), and a retry schedules it once."""
+    sweep timer, every few seconds; and a sweep holds a running mark for as long as it runs, so a sweep that outlasts
+    its lock (many stuck jobs, :data:`SWEEP_ABORT` each) never runs beside the next one (whose older snapshot could
+    abort a job the first had given back). A job in the running list that its worker has not marked running yet (a
+    busy event loop between the two) is given :data:`DEQUEUE_GRACE` seconds before it is swept."""
 
     #: seconds between sweeps (across every worker of the queue); :class:`RequestQueue` sets it from the heartbeat
     sweep_every: int = 60
@@ -104,13 +112,26 @@ class _Queue(RedisQueue):
             return await super().dequeue(timeout, poll_interval)
 
     async def sweep(self, lock: int = 60, abort: float = SWEEP_ABORT) -> list[str]:
-        return await super().sweep(min(lock, self.sweep_every), min(abort, SWEEP_ABORT))
+        mark, holder = f"{self._sweep}:running", uuid.uuid4().hex
+        if not await self.redis.set(mark, holder, nx=True, ex=SWEEP_RUNNING):
+            return []  # another worker is sweeping
+        try:
+            return await super().sweep(min(lock, self.sweep_every), min(abort, SWEEP_ABORT))
+        finally:
+            await self.redis.eval(_DELETE_IF, 1, mark, holder)
 
     async def _settled(self, job: Job, error: str | None) -> bool:
-        """A job the sweep is about to abort or retry that finished or is alive by now (read again)."""
+        """A job the sweep is about to abort or retry that finished, is alive or was given back by now (read
+        again)."""
         if error != self.swept_error_message:
             return False
         stored = await self.job(job.key)
+        if stored is not None and stored.status == Status.QUEUED:
+            if await self.redis.lpos(self._active, job.id) is None:
+                log.info("job %s is queued again since the sweep looked: left alone", job.key)
+                return True
+            await asyncio.sleep(DEQUEUE_GRACE)  # taken, not yet marked running: its worker's loop may be busy
+            stored = await self.job(job.key)
         if stored is None:
             return False
         if stored.status in TERMINAL_STATUSES or (stored.status == Status.ACTIVE and not stored.stuck):
@@ -142,6 +163,7 @@ class RequestQueue:
 
     def __init__(self, url: str, *, prefix: str = "wd:", max_depth: int = 1000, heartbeat: float = 10.0) -> None:
         self.queue = cast(_Queue, _Queue.from_url(url, name=f"{prefix}requests"))
+        self.prefix = prefix
         self.max_depth = max_depth
         self.heartbeat = max(1, round(heartbeat))
         #: a dead worker's job is swept within a heartbeat and this many seconds more (half a heartbeat)
@@ -163,7 +185,9 @@ class RequestQueue:
         key = claim_name(body) or uuid.uuid4().hex
         job = await self.queue.enqueue(
             FUNCTION,
-            key=f"req:{key}",
+            # SAQ keys a job's abort mark by the job's key alone (``saq:abort:<key>``): the prefix keeps another
+            # deployment's (or test's) abort of the same event from refusing this one for the mark's seconds
+            key=self.job_key(key),
             body=typed_text_redacted(body),  # kept in Redis until answered: nothing a person typed unsanitized
             enqueued_at=time.time(),
             timeout=JOB_TIMEOUT,
@@ -175,6 +199,10 @@ class RequestQueue:
         if job is None:
             log.info("request %s is already on the queue: not enqueued again", key)
         return True
+
+    def job_key(self, claim: str) -> str:
+        """The job key of the request claimed as ``claim`` (``handlers.middleware.claim_name``)."""
+        return f"{self.prefix}req:{claim}"
 
     async def close(self) -> None:
         await self.queue.disconnect()

@@ -75,11 +75,15 @@ class TaskTracker:
             _, stuck = await asyncio.wait(daemons, timeout=DAEMON_STOP_SECONDS)
             if stuck:
                 log.warning("%d background loop(s) did not stop when cancelled: %s", len(stuck), _names(stuck))
-        pending = set(self._tasks)
-        if not pending:
+        if not self._tasks:
             return 0
-        log.info("draining %d diagnosis task(s)", len(pending))
-        _, still = await asyncio.wait(pending, timeout=grace)
+        log.info("draining %d diagnosis task(s)", len(self._tasks))
+        # the tasks spawned meanwhile are waited for too (a diagnosis ending in the drain keeps its world after it)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while self._tasks and loop.time() < deadline:
+            await asyncio.wait(set(self._tasks), timeout=deadline - loop.time())
+        still = set(self._tasks)
         for task in still:
             task.cancel()
         if still:

@@ -75,24 +75,32 @@ class WorldLater:
         """No diagnosis is in flight any more: the waiting worlds may be built."""
         self._quiet.set()
 
-    def has_room(self, size: int) -> bool:
-        return self.pending_bytes + size <= MAX_PENDING_BYTES
+    def reserve(self, size: int) -> bool:
+        """Count a world of ``size`` bytes read as waiting, if there is room for it (False: build it now)."""
+        if self.pending_bytes + size > MAX_PENDING_BYTES:
+            return False
+        self.pending_bytes += size
+        return True
+
+    def release(self, size: int) -> None:
+        self.pending_bytes -= size
 
     def later(self, size: int, build: Callable[[], Awaitable[None]]) -> None:
-        """Run ``build`` (a world of ``size`` bytes read) when the process is quiet, or after :data:`MAX_DEFER`."""
-        self.pending_bytes += size
+        """Run ``build`` (a world of ``size`` bytes read, counted by :meth:`reserve`) when the process is quiet, or
+        after :data:`MAX_DEFER`; the bytes are released when its task ends, however (cancelled before it began too)."""
 
         async def when_quiet() -> None:
+            await self._wait_turn()
             try:
-                await self._wait_turn()
-                try:
-                    await build()
-                finally:
-                    self._one.release()
+                await build()
             finally:
-                self.pending_bytes -= size
+                self._one.release()
 
-        self.spawn(when_quiet())
+        task = self.spawn(when_quiet())
+        if isinstance(task, asyncio.Future):
+            task.add_done_callback(lambda _: self.release(size))
+        else:
+            self.release(size)
 
     async def _wait_turn(self) -> None:
         """Return holding the build lock, once no diagnosis is in flight or the deadline passed."""
@@ -180,20 +188,22 @@ async def answer_keeping_world(
             log.exception("the world of answer %s could not be built: kept without it", ref)
             return None
 
-    if later is None or not later.has_room(read):
+    if later is None or not later.reserve(read):
         await _keep(keeper, record, await build())
         return report
     record["world_omitted"] = WORLD_PENDING
-    if await _keep(keeper, record, None):
+    if not await _keep(keeper, record, None):
+        later.release(read)
+        return report
 
-        async def build_and_add() -> None:
-            world = await build()
-            try:
-                await keeper.keep_world(ref, world)
-            except Exception:
-                log.exception("the world of answer %s could not be kept", ref)
+    async def build_and_add() -> None:
+        world = await build()
+        try:
+            await keeper.keep_world(ref, world)
+        except Exception:
+            log.exception("the world of answer %s could not be kept", ref)
 
-        later.later(read, build_and_add)
+    later.later(read, build_and_add)
     return report
 
 

@@ -263,6 +263,10 @@ async def test_a_proxy_url_that_cannot_be_read_is_a_named_transport_error(proxy_
         ("/api/v1/workloads", {"filterBy": "name==train-7,phase!=Running", "deleted": True, "x": None}),
         ("/api/v1/workflow/wf 1/logs", {"tasks": ["a b", "c/d"], "q": "ünïcode & more"}),
         ("https://elsewhere.example.com/api/v1/x", {"page": 2}),
+        ("/api/v1/x?deleted=true", {"a": 1}),
+        ("/api/v1/x#frag", {"a": 1}),
+        ("//host/x", {"a": 1}),
+        ("/api/v1/x", {"a": []}),
     ],
 )
 def test_request_url_is_what_httpx_would_send(base: str, path: str, params: Any) -> None:
@@ -271,3 +275,5 @@ def test_request_url_is_what_httpx_would_send(base: str, path: str, params: Any)
 
     client = httpx.AsyncClient(base_url=base)
     assert request_url(client, path, params) == client.build_request("GET", path, params=params).url
+    with_defaults = httpx.AsyncClient(base_url=base, params={"tenant": "t1"})
+    assert request_url(with_defaults, path, params) == with_defaults.build_request("GET", path, params=params).url

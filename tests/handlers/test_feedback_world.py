@@ -88,6 +88,7 @@ async def test_a_world_waits_for_the_diagnoses_in_flight_then_is_built_one_at_a_
 
         return run
 
+    assert later.reserve(100) and later.reserve(200)
     later.later(100, build("a"))
     later.later(200, build("b"))
     await asyncio.sleep(0.2)
@@ -109,6 +110,7 @@ async def test_a_world_is_built_after_max_defer_even_with_diagnoses_in_flight(
     async def build() -> None:
         built.append("a")
 
+    assert later.reserve(10)
     later.later(10, build)
     await tracker.idle(5)
     assert built == ["a"]
@@ -116,9 +118,41 @@ async def test_a_world_is_built_after_max_defer_even_with_diagnoses_in_flight(
 
 def test_past_the_pending_bound_a_world_is_built_before_its_answer() -> None:
     later = WorldLater(lambda coro: coro.close(), lambda: True)
-    assert later.has_room(feedback_world.MAX_PENDING_BYTES)
-    later.pending_bytes = feedback_world.MAX_PENDING_BYTES - 10
-    assert later.has_room(10) and not later.has_room(11)
+    assert later.reserve(feedback_world.MAX_PENDING_BYTES - 10)  # held from the check on: no overshoot
+    assert later.reserve(10) and not later.reserve(1)
+    later.release(10)
+    assert later.pending_bytes == feedback_world.MAX_PENDING_BYTES - 10
+
+
+async def test_a_world_cancelled_before_it_began_releases_its_bytes() -> None:
+    tracker = TaskTracker()
+    later = WorldLater(tracker.spawn, lambda: True)
+    assert later.reserve(100)
+
+    async def build() -> None:
+        raise AssertionError("never built")
+
+    later.later(100, build)
+    await tracker.drain(0)  # shutdown: cancelled before its first step
+    assert later.pending_bytes == 0
+
+
+async def test_the_drain_waits_for_the_worlds_of_diagnoses_that_end_during_it() -> None:
+    tracker = TaskTracker()
+    later = WorldLater(tracker.spawn, lambda: False)
+    built: list[str] = []
+
+    async def build() -> None:
+        built.append("world")
+
+    async def diagnosis() -> None:
+        await asyncio.sleep(0.2)
+        assert later.reserve(10)
+        later.later(10, build)  # spawned while the drain waits
+
+    tracker.spawn(diagnosis())
+    assert await tracker.drain(5) == 0
+    assert built == ["world"] and later.pending_bytes == 0
 
 
 async def test_keep_world_keeps_the_expiry_and_never_writes_a_record_that_is_gone(prefix: str) -> None:
