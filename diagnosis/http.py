@@ -436,18 +436,6 @@ class GuardedTransport(httpx.AsyncBaseTransport):
         attempt = 0
         statuses: list[int | None] = []  # every attempt's status, for the response recorder
 
-        def wait(state: RetryCallState) -> float:
-            backoff = wait_exponential_jitter(
-                multiplier=self.retry.initial_backoff, max=self.retry.max_backoff, jitter=self.retry.initial_backoff
-            )(state)
-            outcome = state.outcome
-            if outcome is not None and not outcome.failed:
-                response = outcome.result()
-                after = parse_retry_after(response.headers.get("retry-after"))
-                if after is not None:
-                    return min(after, self.retry.max_retry_after)
-            return float(backoff)
-
         async def send_once() -> httpx.Response:
             nonlocal attempt
             attempt += 1
@@ -472,55 +460,67 @@ class GuardedTransport(httpx.AsyncBaseTransport):
                 await response.aclose()
             return response
 
-        def stop(state: RetryCallState) -> bool:
-            outcome = state.outcome
-            status = None if outcome is None or outcome.failed else outcome.result().status_code
-            return state.attempt_number >= self.retry.limit_for(status)
-
-        async def attempts() -> httpx.Response:
-            """The first attempt alone; tenacity, from its outcome on, only when it would be retried (building the
-            retry machinery for every request cost a tenth of a request's CPU, and almost every request succeeds)."""
-            first: httpx.Response | BaseException
-            try:
-                first = await send_once()
-            except RETRYABLE_ERRORS as exc:
-                first = exc
-            else:
-                if first.status_code not in RETRY_STATUSES:
-                    return first
-            replayed = False
-
-            async def attempt() -> httpx.Response:
-                nonlocal replayed
-                if replayed:
-                    return await send_once()
-                replayed = True  # tenacity's attempt 1 is the one made above: its outcome, as it was
-                if isinstance(first, BaseException):
-                    raise first
-                return first
-
-            retrying = AsyncRetrying(
-                stop=stop,
-                wait=wait,
-                retry=retry_if_exception_type(RETRYABLE_ERRORS)
-                | retry_if_result(lambda r: r.status_code in RETRY_STATUSES),
-                retry_error_callback=_last_outcome,
-                reraise=True,
-                sleep=self.retry.sleep,
-            )
-            again: httpx.Response = await retrying(attempt)
-            return again
-
         recorder = RECORDER.get()
         if recorder is None:
-            return await attempts()
+            return await self._attempts(send_once)
         try:
-            response = await attempts()
+            response = await self._attempts(send_once)
         except Exception as exc:
             recorder.failed(request, statuses, exc)
             raise
         keep = self.max_body_bytes if request.extensions.get(TAIL_STREAM) else None
         return recorder.observe(request, statuses, response, keep)
+
+    async def _attempts(self, send_once: Callable[[], Awaitable[httpx.Response]]) -> httpx.Response:
+        """The first attempt alone; tenacity, from its outcome on, only when it would be retried (building the
+        retry machinery for every request cost a tenth of a request's CPU, and almost every request succeeds)."""
+        first: httpx.Response | BaseException
+        try:
+            first = await send_once()
+        except RETRYABLE_ERRORS as exc:
+            first = exc
+        else:
+            if first.status_code not in RETRY_STATUSES:
+                return first
+        replayed = False
+
+        async def attempt() -> httpx.Response:
+            nonlocal replayed
+            if replayed:
+                return await send_once()
+            replayed = True  # tenacity's attempt 1 is the one made above: its outcome, as it was
+            if isinstance(first, BaseException):
+                raise first
+            return first
+
+        retrying = AsyncRetrying(
+            stop=self._stop,
+            wait=self._wait,
+            retry=retry_if_exception_type(RETRYABLE_ERRORS)
+            | retry_if_result(lambda r: r.status_code in RETRY_STATUSES),
+            retry_error_callback=_last_outcome,
+            reraise=True,
+            sleep=self.retry.sleep,
+        )
+        again: httpx.Response = await retrying(attempt)
+        return again
+
+    def _stop(self, state: RetryCallState) -> bool:
+        outcome = state.outcome
+        status = None if outcome is None or outcome.failed else outcome.result().status_code
+        return state.attempt_number >= self.retry.limit_for(status)
+
+    def _wait(self, state: RetryCallState) -> float:
+        backoff = wait_exponential_jitter(
+            multiplier=self.retry.initial_backoff, max=self.retry.max_backoff, jitter=self.retry.initial_backoff
+        )(state)
+        outcome = state.outcome
+        if outcome is not None and not outcome.failed:
+            response = outcome.result()
+            after = parse_retry_after(response.headers.get("retry-after"))
+            if after is not None:
+                return min(after, self.retry.max_retry_after)
+        return float(backoff)
 
     def _record(
         self,

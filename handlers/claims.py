@@ -38,6 +38,9 @@ from diagnosis.lease import Lease, LeaseStore, new_owner
 
 log = logging.getLogger(__name__)
 Verdict = Literal["answer", "duplicate", "pending"]
+#: the Slack message metadata ``event_type`` of a claimed delivery's first message ("Diagnosing…"), its
+#: ``event_payload.key`` the event's claim name: how a successor finds a message its dead holder never recorded
+PROGRESS_TAG = "wd_progress"
 
 
 @dataclass(frozen=True)
@@ -135,8 +138,9 @@ class EventClaim:
             log.info("duplicate event %s ignored (another delivery is answering it)", self.event_id)
             return False
         self.token = claimed.token
-        if claimed.state.get("ts"):
-            # a redelivery after its holder died: update the holder's "Diagnosing…" message in place
+        if claimed.state.get("ts") or claimed.state.get("posting"):
+            # a redelivery after its holder died: update the holder's "Diagnosing…" message in place (a holder that
+            # died while posting it left no ts: the message is looked for by its tag, :meth:`take_stale`)
             self._stale = dict(claimed.state)
             metrics.EVENT_CLAIMS.labels("takeover").inc()
             log.warning("event %s: its previous holder died mid-answer; answering it again", self.event_id)
@@ -146,14 +150,29 @@ class EventClaim:
 
     # -- while the answer is worked on ------------------------------------------------------------
 
+    @property
+    def noted(self) -> bool:
+        """This delivery's first message is recorded (or named by the state it took over)."""
+        return self._noted
+
     def take_stale(self, channel: str) -> dict[str, Any] | None:
         """The dead holder's first message in ``channel`` (``ts``, ``thread``), once: the caller updates it
-        instead of posting a new one."""
+        instead of posting a new one. Without ``ts`` (``posting``: the holder died while posting it, before it
+        could record it) the caller looks for the message by its tag (:data:`PROGRESS_TAG` and this event)."""
         stale, self._stale = self._stale, None
         if stale is None or stale.get("channel") != channel:
             return None
-        self._noted = True  # the state already names this message
+        self._noted = bool(stale.get("ts"))  # the state already names this message
         return stale
+
+    async def posting(self, channel: str, thread: str | None) -> None:
+        """Record, before this delivery's first message is posted, that it is being posted (where): a successor of
+        a holder that died before :meth:`posted` looks for it by its tag instead of posting a second one."""
+        if self._noted or self.token <= 0:
+            return
+        state = {"done": False, "channel": channel, "thread": thread, "posting": True}
+        if not await self.store.note_event(self.event_id, self.owner, self.token, state):
+            log.warning("event %s: could not record that its progress message is being posted", self.event_id)
 
     async def posted(self, channel: str, ts: str, thread: str | None) -> None:
         """Record this delivery's first posted message (its "Diagnosing…" message), for a successor."""

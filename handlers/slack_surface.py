@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 import aiohttp
@@ -31,12 +32,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from diagnosis import metrics
 from handlers.blocks import Message, Snippet
+from handlers.claims import PROGRESS_TAG
 from handlers.outgoing import clean_payload, clean_text
 from handlers.protocols import AnswerLost
 from handlers.shedding import current_claim
 
 log = logging.getLogger(__name__)
 _NOT_MEMBER = {"not_in_channel", "channel_not_found", "is_archived", "restricted_action"}
+#: the metadata of the message being posted (a claimed delivery's first message carries its event's tag)
+_TAG: ContextVar[dict[str, Any] | None] = ContextVar("wd_progress_tag", default=None)
 #: attempts of one call (after slack_sdk's own retry handlers) and the first pause between them (doubling)
 ATTEMPTS = 3
 BACKOFF = 0.3
@@ -112,18 +116,52 @@ class SlackSurface:
     ) -> str | None:
         claim = current_claim()
         stale = claim.take_stale(self.channel) if claim is not None else None
+        if stale is not None and not stale.get("ts"):
+            # its holder died while posting it: the message, when Slack got it, carries the event's tag
+            found = await self._find_progress(str(claim.event_id), stale.get("thread"))
+            stale = {**stale, "ts": found} if found else None
         if stale is not None:
             # a redelivery whose first holder died: its "Diagnosing…" message becomes this one
             try:
                 await self._update(str(stale["ts"]), message)
                 self._threads[str(stale["ts"])] = stale.get("thread")
+                await claim.posted(self.channel, str(stale["ts"]), stale.get("thread"))
                 return str(stale["ts"])
             except Exception as exc:
                 log.warning("could not update the stale message %s (%s): posting anew", stale["ts"], _describe(exc))
-        ts = await send(message, thread_ts)
+        token = None
+        if claim is not None and not claim.noted:
+            await claim.posting(self.channel, thread_ts)
+            token = _TAG.set({"event_type": PROGRESS_TAG, "event_payload": {"key": str(claim.event_id)}})
+        try:
+            ts = await send(message, thread_ts)
+        finally:
+            if token is not None:
+                _TAG.reset(token)
         if ts is not None and claim is not None:
             await claim.posted(self.channel, ts, thread_ts)
         return ts
+
+    async def _find_progress(self, event_id: str, thread: str | None) -> str | None:
+        """The ts of this channel's message tagged as ``event_id``'s progress message (in ``thread``, else among the
+        newest root messages), or None: not found, or Slack could not be asked (a second message then)."""
+        try:
+            if thread:
+                resp = await self.client.conversations_replies(
+                    channel=self.channel, ts=thread, include_all_metadata=True, limit=200
+                )
+            else:
+                resp = await self.client.conversations_history(
+                    channel=self.channel, include_all_metadata=True, limit=50
+                )
+        except Exception as exc:
+            log.warning("could not look for a dead holder's progress message (%s)", _describe(exc))
+            return None
+        for msg in resp.get("messages") or []:
+            meta = msg.get("metadata") or {}
+            if meta.get("event_type") == PROGRESS_TAG and (meta.get("event_payload") or {}).get("key") == event_id:
+                return str(msg.get("ts"))
+        return None
 
     async def _send(self, message: Message, thread_ts: str | None, broadcast: bool = False) -> str:
         """``chat.postMessage`` in this channel (retried), nothing else."""
@@ -138,6 +176,7 @@ class SlackSurface:
             reply_broadcast=True if broadcast and thread_ts else None,
             unfurl_links=False,
             unfurl_media=False,
+            metadata=_TAG.get(),
         )
         ts = str(resp["ts"])
         self._threads[ts] = thread_ts

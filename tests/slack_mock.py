@@ -282,9 +282,10 @@ class SlackMock:
         if method == "conversations.replies":
             # the bot's own messages of one thread (people's messages are not posted through the mock)
             root = str(body.get("ts"))
+            meta = bool(body.get("include_all_metadata"))
             with self.lock:
                 thread = [
-                    {k: v for k, v in m.items() if v is not None and k not in ("metadata", "posted_text")}
+                    {k: v for k, v in m.items() if v is not None and k != "posted_text" and (k != "metadata" or meta)}
                     for m in self.history.get(str(body.get("channel")), [])
                     if m.get("thread_ts") == root or m.get("ts") == root
                 ]

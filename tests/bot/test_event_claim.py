@@ -82,6 +82,49 @@ def test_a_redelivery_after_the_replica_died_mid_answer_is_answered(
         r.close()
 
 
+def test_a_replica_killed_while_posting_its_progress_line_leaves_no_second_one(
+    tmp_path: Path, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replica 0 dies while its "Diagnosing…" message is being posted: Slack has it, the replica never recorded
+    it. The live replica finds it by its tag (the event, in the message's metadata) and answers in it."""
+    monkeypatch.setenv("WD_EVENT_LEASE", "1.5")
+    slack = SlackMock().start()
+    fleet = Fleet(tmp_path, slack, prefix)
+    killed: list[Call] = []
+
+    def kill_the_posting_replica(call: Call) -> None:
+        if call.method == "chat.postMessage" and _by(call, 0) and not killed:
+            killed.append(call)
+            call.status = 0  # Slack keeps the message; its answer never reaches the replica
+            fleet.replicas[0].proc.send_signal(signal.SIGKILL)
+            fleet.replicas[0].proc.wait(10)
+
+    slack.on_call = kill_the_posting_replica
+    root = "910.000200"
+    body = event_body(mention(QUESTION, root, channel=BARE), "EvKILLED02")
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    lease = f"{prefix}lease:evt:app_mention:{BARE}:{root}"
+    try:
+        fleet.start(2)
+        assert deliver(fleet.replicas[0].url, body) == 200
+        wait_for(lambda: bool(killed), 30, "replica 0 posting its progress line")
+        assert killed[0].body["metadata"]["event_payload"]["key"]  # tagged with its event
+        stale_ts = _ts_of(slack, killed[0])
+        wait_for(lambda: not r.exists(lease), 30, "the dead replica's claim to expire")
+        assert deliver(fleet.replicas[1].url, body, retry=1) == 200
+        wait_for(
+            lambda: any(not _by(c, 0) and "Diagnosing" not in c.body["text"] for c in slack.of("chat.update")),
+            30,
+            "the answer of the live replica",
+        )
+        assert not [c for c in slack.of("chat.postMessage") if not _by(c, 0)], "no second 'Diagnosing…' message"
+        assert {c.body["ts"] for c in slack.of("chat.update") if not _by(c, 0)} == {stale_ts}
+    finally:
+        fleet.stop()
+        slack.stop()
+        r.close()
+
+
 def _ts_of(slack: SlackMock, post: Call) -> str:
     """The ts the mock gave ``post`` (its history records each posted message in order)."""
     with slack.lock:
