@@ -35,28 +35,16 @@ def test_a_redelivery_after_the_replica_died_mid_answer_is_answered(
     monkeypatch.setenv("WD_EVENT_LEASE", "1.5")  # renewed every 0.5 s while a replica answers
     slack = SlackMock().start()
     fleet = Fleet(tmp_path, slack, prefix)
-    killed: list[Call] = []
-
-    def kill_the_answering_replica(call: Call) -> None:
-        # replica 0's answer (the update of its "Diagnosing…" message) is in flight: the replica dies now
-        if call.method == "chat.update" and _by(call, 0) and not killed:
-            killed.append(call)
-            call.status = 0  # never delivered: the replica is gone before Slack could answer it
-            fleet.replicas[0].proc.send_signal(signal.SIGKILL)
-            fleet.replicas[0].proc.wait(10)
-
-    slack.on_call = kill_the_answering_replica
+    # replica 0's answer (the update of its "Diagnosing…" message) is in flight: the replica dies now
+    killed = _kill_replica_0_on(slack, fleet, "chat.update")
     body = event_body(mention(QUESTION, ROOT, channel=BARE), "EvKILLED01")
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     lease = f"{prefix}lease:evt:app_mention:{BARE}:{ROOT}"
     try:
-        fleet.start(3)
-        assert deliver(fleet.replicas[0].url, body) == 200
-        wait_for(lambda: bool(killed), 30, "replica 0 answering")
+        _asked_until_killed_and_expired(fleet, 3, body, killed, r, lease)
         (progress,) = [c for c in slack.of("chat.postMessage") if _by(c, 0)]
         assert "Diagnosing" in progress.body["text"]
         stale_ts = _ts_of(slack, progress)
-        wait_for(lambda: not r.exists(lease), 30, "the dead replica's claim to expire")
 
         # Slack's redelivery: answered by replica 1, unless a replica took the kept question over first (issue 24)
         assert deliver(fleet.replicas[1].url, body, retry=1) == 200
@@ -90,27 +78,15 @@ def test_a_replica_killed_while_posting_its_progress_line_leaves_no_second_one(
     monkeypatch.setenv("WD_EVENT_LEASE", "1.5")
     slack = SlackMock().start()
     fleet = Fleet(tmp_path, slack, prefix)
-    killed: list[Call] = []
-
-    def kill_the_posting_replica(call: Call) -> None:
-        if call.method == "chat.postMessage" and _by(call, 0) and not killed:
-            killed.append(call)
-            call.status = 0  # Slack keeps the message; its answer never reaches the replica
-            fleet.replicas[0].proc.send_signal(signal.SIGKILL)
-            fleet.replicas[0].proc.wait(10)
-
-    slack.on_call = kill_the_posting_replica
+    killed = _kill_replica_0_on(slack, fleet, "chat.postMessage")  # Slack keeps the message; the replica is gone
     root = "910.000200"
     body = event_body(mention(QUESTION, root, channel=BARE), "EvKILLED02")
     r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     lease = f"{prefix}lease:evt:app_mention:{BARE}:{root}"
     try:
-        fleet.start(2)
-        assert deliver(fleet.replicas[0].url, body) == 200
-        wait_for(lambda: bool(killed), 30, "replica 0 posting its progress line")
+        _asked_until_killed_and_expired(fleet, 2, body, killed, r, lease)
         assert killed[0].body["metadata"]["event_payload"]["key"]  # tagged with its event
         stale_ts = _ts_of(slack, killed[0])
-        wait_for(lambda: not r.exists(lease), 30, "the dead replica's claim to expire")
         assert deliver(fleet.replicas[1].url, body, retry=1) == 200
         wait_for(
             lambda: any(not _by(c, 0) and "Diagnosing" not in c.body["text"] for c in slack.of("chat.update")),
@@ -123,6 +99,32 @@ def test_a_replica_killed_while_posting_its_progress_line_leaves_no_second_one(
         fleet.stop()
         slack.stop()
         r.close()
+
+
+def _asked_until_killed_and_expired(
+    fleet: Fleet, replicas: int, body: str, killed: list[Call], r: redis.Redis, lease: str
+) -> None:
+    """Start ``replicas``, ask replica 0, wait until it was killed mid-answer and its claim's lease expired."""
+    fleet.start(replicas)
+    assert deliver(fleet.replicas[0].url, body) == 200
+    wait_for(lambda: bool(killed), 30, "replica 0 killed mid-answer")
+    wait_for(lambda: not r.exists(lease), 30, "the dead replica's claim to expire")
+
+
+def _kill_replica_0_on(slack: SlackMock, fleet: Fleet, method: str) -> list[Call]:
+    """SIGKILL replica 0 at its first ``method`` call, which Slack still handles (its answer never reaches the
+    replica); the list gets that call."""
+    killed: list[Call] = []
+
+    def kill(call: Call) -> None:
+        if call.method == method and _by(call, 0) and not killed:
+            killed.append(call)
+            call.status = 0  # never delivered: the replica is gone before Slack could answer it
+            fleet.replicas[0].proc.send_signal(signal.SIGKILL)
+            fleet.replicas[0].proc.wait(10)
+
+    slack.on_call = kill
+    return killed
 
 
 def _ts_of(slack: SlackMock, post: Call) -> str:
