@@ -126,14 +126,8 @@ class FeedbackStore:
         """Keep one answer (``record["ref"]``) with its world, bounded; True when it was kept."""
         ref, system = str(record["ref"]), str(record.get("system") or "unknown")
         entry = dict(record)
-        if world is not None:
-            raw = world_json(world)  # serialized once: measured, then packed
-            if len(raw) > self.max_world_bytes:
-                entry["world_omitted"] = f"{len(raw)} bytes, over WD_FEEDBACK_MAX_WORLD_BYTES ({self.max_world_bytes})"
-            else:
-                entry["world_z"] = pack_world(raw)
-        else:
-            entry.setdefault("world_omitted", "the world could not be built")
+        if world is not None or "world_omitted" not in entry:
+            entry |= self._world_fields(world)
         ttl = min(VOTE_WINDOW, self.retention)
         now = time.time()
         if self.redis is None:
@@ -153,19 +147,20 @@ class FeedbackStore:
             return False
         return True
 
+    def _world_fields(self, world: dict[str, Any] | None) -> dict[str, str]:
+        """What an answer's entry keeps of ``world``: ``world_z`` (packed), or ``world_omitted`` saying why not."""
+        if world is None:
+            return {"world_omitted": "the world could not be built"}
+        raw = world_json(world)  # serialized once: measured, then packed
+        if len(raw) > self.max_world_bytes:
+            return {"world_omitted": f"{len(raw)} bytes, over WD_FEEDBACK_MAX_WORLD_BYTES ({self.max_world_bytes})"}
+        return {"world_z": pack_world(raw)}
+
     async def keep_world(self, ref: str, world: dict[str, Any] | None) -> bool:
         """Add ``world`` to the answer ``ref`` kept before without it (``handlers.feedback_world``: built after the
         answer); None says it could not be built. The record keeps its expiry (a vote meanwhile lengthened it) and
         is not written again once gone (bounded out, purged, expired): False then."""
-        update: dict[str, Any] = {}
-        if world is None:
-            update["world_omitted"] = "the world could not be built"
-        else:
-            raw = world_json(world)
-            if len(raw) > self.max_world_bytes:
-                update["world_omitted"] = f"{len(raw)} bytes, over WD_FEEDBACK_MAX_WORLD_BYTES ({self.max_world_bytes})"
-            else:
-                update["world_z"] = pack_world(raw)
+        update = self._world_fields(world)
         if self.redis is None:
             kept = self._memory.answers.get(ref)
             if kept is None:
