@@ -30,9 +30,9 @@ import time
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
-from redis.retry import Retry
 
 from diagnosis import metrics
 from diagnosis.redact import redact
