@@ -387,9 +387,41 @@ def withhold_instructions(text: str, prefilter: bool = True) -> str:
             out.append(WITHHELD)
             i = _after_continuation(lines, i)
             continue
+        # a lead-in is read with the command after it only near a line that holds a trigger word: every command
+        # that makes a joined line instruction-like holds one (_MUTATING's are all triggers)
+        near = found is None or any(k in found for k in range(i, i + 4))
+        j = _command_after(lines, i) if near else None
+        if j is not None:
+            joined = line.rstrip() + " " + lines[j].strip()
+            if (_instruction().search(joined) is not None) if found is None else is_instruction_like(joined):
+                out.append(WITHHELD)
+                i = _after_continuation(lines, j)
+                continue
         out.append(line)
         i += 1
     return "\n".join(out) if len(out) != len(lines) or out != lines else text
+
+
+#: A line that leads into a command on the next line: it ends with a colon, or with a verb that runs something
+#: ("please run", "execute the following", "type this").
+_LEAD_IN = re.compile(
+    r"(?::|\b(?:run|execute|exec|type|paste|enter|issue|invoke|launch|submit)(?:[ \t]+(?:the|this|these|following"
+    r"|command|commands|script|below|it|now))*)[ \t]*$",
+    re.IGNORECASE,
+)
+
+
+def _command_after(lines: list[str], i: int) -> int | None:
+    """The index of the line that line ``i`` leads into (the next non-blank one, two blank lines between at most),
+    or None when line ``i`` does not end as a lead-in (:data:`_LEAD_IN`). "To recover, please run:" with
+    ``kubectl delete ns prod`` on the next line tells its reader to run that command as surely as one line does
+    (FORMAT.md: "a command that it tells the reader to run"): the two are read as one line."""
+    if not _LEAD_IN.search(lines[i]):
+        return None
+    for j in range(i + 1, min(i + 4, len(lines))):
+        if lines[j].strip() and lines[j] != WITHHELD:
+            return j
+    return None
 
 
 def _after_continuation(lines: list[str], i: int) -> int:

@@ -34,6 +34,16 @@ def test_a_withheld_line_takes_its_continuation_lines_with_it() -> None:
     assert withhold_instructions(withhold_instructions(text)) == withhold_instructions(text)
 
 
+def test_a_line_that_leads_into_a_command_is_read_with_it() -> None:
+    """ "please run:" and the command on the next line tell the reader to run it as one line does: both are withheld,
+    with the command's continuation; a lead-in to a read-only command, or a log's own colon, is left alone."""
+    text = "start\nTo recover, please run:\n\n    kubectl delete ns prod \\\n      --force\nafter"
+    assert withhold_instructions(text) == f"start\n{WITHHELD}\nafter"
+    assert withhold_instructions(text) == withhold_instructions(text, prefilter=False)
+    for left in ("To see why, run:\n  kubectl logs train-7-0 --previous", "Running cleanup:\n  rm -rf /tmp/build"):
+        assert withhold_instructions(left) == left
+
+
 def test_slack_link_syntax_becomes_plain_words() -> None:
     assert sanitize("see <https://evil.example/x|the dashboard>") == "see the dashboard (https://evil.example/x)"
     assert sanitize("<http://a.example/b>") == "http://a.example/b"
