@@ -180,6 +180,14 @@ _CLAUSE = (
     r"|will|shall)|must|should|immediately)[ \t]+)"
 )
 _DET = r"(?:(?:all|any|every|each|the|your|my|of|these|those|that|this)[ \t]+)*"
+#: after a bare power verb of _MUTATING ("reboot", "shutdown", "poweroff", "halt"), what makes it a command rather
+#: than a word of prose ("fix: reboot loop"): the line's end, an option, a separator, "now" or a delay
+_AS_COMMAND = r"(?:(?<!shutdown)(?<!reboot)(?<!poweroff)(?<!halt)|(?=[ \t]*(?:$|[-;&|#`'\")]|now\b|\+?\d)))"
+#: what the reader is shown of a failure (a line that tells it to ignore them overrides the evidence)
+_EVIDENCE = (
+    r"(?:stack[ \t]?traces?|tracebacks?|logs?|errors?|outputs?|messages?|exceptions?|warnings?|evidence|events?"
+    r"|lines?|failures?|text)\b"
+)
 
 _INSTRUCTION_PATTERNS = [
     # overriding what the reader was told: "ignore (all) previous instructions", "disregard the above rules" ...
@@ -215,6 +223,20 @@ _INSTRUCTION_PATTERNS = [
     _L + r"(?:dear|attention|attn|note[ \t]+to|notice[ \t]+to|message[ \t]+(?:to|for)|hey|hi|hello"
     r"|instructions?[ \t]+(?:to|for)|memo[ \t]+to)[ \t]+(?:the[ \t]+|all[ \t]+|any[ \t]+)?"
     rf"(?:{_AI}s?|{_PEOPLE})\b",
+    # a label that addresses an AI or an operator, then an order ("AI agents: ignore ...", "Note for on-call: run
+    # ...", "To the SRE: delete ..."); the order is needed, for "operator: In" or "team: ml-infra" is plain data
+    r"\b(?:(?:note|notice|message|memo|instructions?|attention|attn)[ \t]+(?:to|for)[ \t]+|to[ \t]+|for[ \t]+)?"
+    rf"(?:the[ \t]+|all[ \t]+|any[ \t]+|our[ \t]+)?(?:{_AI}s?|{_PEOPLE})(?:[ \t]+[\w-]+){{0,2}}?[ \t]*:[ \t]*"
+    r"(?:please[ \t]+|now[ \t]+|just[ \t]+)?(?:ignore|disregard|forget|skip|override|bypass|do[ \t]+not|don't|dont"
+    r"|never|run|execute|delete|drain|cordon|reboot|uninstall|purge|wipe|tell|say|report|mark|treat|classify"
+    r"|conclude|diagnose)[ \t]",
+    # an override of what the reader sees ("ignore the stack trace above", "disregard the errors before this")
+    r"\b(?:ignore|disregard|forget)[ \t]+(?:the|this|these|that|all|any|every)[ \t]+(?:(?:above|previous|preceding"
+    r"|earlier|prior|following|below)[ \t]+(?:[\w-]+[ \t]+)?"
+    + _EVIDENCE
+    + r"|(?:[\w-]+[ \t]+){0,2}?"
+    + _EVIDENCE
+    + r"[ \t]+(?:above|before|below|earlier|preceding|previously|here))",
     rf"\bto[ \t]+(?:the|any|all|every)[ \t]+{_AI}s?[ \t]+(?:reading|processing|summari[sz]ing|analy[sz]ing"
     r"|parsing|reviewing|viewing|handling|seeing)\b",
     rf"\b{_AI}s?[ \t]+(?:reading|processing|summari[sz]ing|analy[sz]ing|parsing|reviewing|triaging|handling"
@@ -275,6 +297,20 @@ _INSTRUCTION_PATTERNS = [
     r"[ \t]+(?:all|every|each|any|the[ \t]+entire)[ \t]+(?:of[ \t]+the[ \t]+)?(?:namespaces?|ns|clusters?|nodes?"
     r"|pods?|deployments?|workloads?|jobs?|volumes?|pvcs?|secrets?|data(?:bases?|sets?)?|buckets?|tables?"
     r"|resources|projects?|users?)\b",
+    # a label that recommends a mutating command ("Recommended action: kubectl drain ...", "Workaround: runai delete
+    # job --all"): the log hands its reader the command as the fix. Only a command right after the label counts, so
+    # "Fix: retrying connection" or "Recommended action: increase --shm-size" pass, and a bare power verb only as a
+    # command (_AS_COMMAND), so a changelog's "fix: reboot loop in watchdog" passes too
+    r"\b(?:(?:recommended|suggested|proposed)[ \t]+(?:actions?|fix(?:es)?|commands?|remed(?:y|iation)|resolution"
+    r"|steps?)|next[ \t]+steps?|actions?[ \t]+required|required[ \t]+actions?|workaround|remediation|resolution"
+    r"|solution|mitigation|recovery|(?:quick[ \t]+|how[ \t]+to[ \t]+)?fix|todo"
+    r"|to[ \t]+(?:fix|resolve|recover|repair)(?:[ \t]+this)?)(?:[ \t]+(?:for|to)[ \t]+(?:the[ \t]+)?[\w-]+)?"
+    r"[ \t]*(?::|-+>|=>|\u2192)[ \t]*(?:(?:please|run|execute|sudo)[ \t]+|[`'\"$>#][ \t]*)*"
+    rf"(?:{_MUTATING})" + _AS_COMMAND,
+    # a mutating command with a comment that tells its reader to run it ("kubectl delete ns x  # run this to
+    # recover", "... <- run this to fix", "... (run this to recover)"); a shell trace of what a script ran has none
+    rf"(?:{_MUTATING})[^\n]{{0,200}}?(?:#|//|<-+|->|=>|\(|\[|--[ \t])[ \t]*(?:then[ \t]+|just[ \t]+|please[ \t]+)?"
+    r"(?:run|execute|exec|paste|type)[ \t]+(?:this|it|that|me|these)\b",
 ]
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
