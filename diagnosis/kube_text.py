@@ -71,6 +71,48 @@ NODE_TROUBLE = re.compile(
     re.I,
 )
 
+# -- GPUs --------------------------------------------------------------------------------------------------
+
+#: GPU hardware faults (FORMAT.md "GPU hardware faults"): NODE_FAILURE wherever they are seen, also when the
+#: container then exits non-zero (for OSMO, the "OSMO categories" table refers to the same signals). Application-
+#: class Xids (13, 31, 43, 45) go with a fault of the program.
+HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
+APPLICATION_XIDS = frozenset({13, 31, 43, 45})
+#: ``Xid 79``, ``NVRM: Xid (PCI:0000:3b:00): 79``, ``xid=48``: group 1 is the Xid number.
+XID = re.compile(r"\bxid\b\s*(?:\([^)\n]{0,40}\))?\s*[:=]?\s*(\d{1,3})\b", re.I)
+#: A GPU hardware fault in words: fallen off the bus, uncorrectable/double-bit ECC, a lost GPU, a row-remapping
+#: failure, an uncontained error, a GSP timeout.
+GPU_HARDWARE_TEXT = re.compile(
+    r"fallen off the bus|uncorrectable ecc|ecc error.{0,40}uncorrectable|double[- ]bit ecc|"
+    r"gpu (?:is|has|device) lost|gpu is lost|gpu has fallen|row remap(?:ping)? failure|"
+    r"uncontained (?:ecc|error)|gsp (?:rpc )?(?:timeout|error)",
+    re.I,
+)
+
+
+def gpu_hardware_fault(text: str) -> str | None:
+    """The GPU hardware fault a text names (``"Xid 79"``, ``"fallen off the bus"``), or None.
+
+    FORMAT.md "GPU hardware faults": Xid 48, 63, 64, 74, 79, 92, 94, 95, 119, 120, an uncorrectable
+    ECC error, a GPU fallen off the bus. Application-class Xids (13, 31, 43, 45) return None."""
+    for xid in XID.finditer(text):
+        if int(xid.group(1)) in HARDWARE_XIDS:
+            return f"Xid {xid.group(1)}"
+    m = GPU_HARDWARE_TEXT.search(text)
+    return m.group(0) if m else None
+
+
+#: A collective (NCCL, gloo) that timed out or lost its peer: the watchdog's ``Watchdog caught collective
+#: operation timeout``, ``ncclRemoteError``, ``remote process exited``, a barrier or heartbeat timing out. The
+#: NCCL version banner and ``ProcessGroupNCCL`` shutdown warnings are not: they say nothing failed.
+COLLECTIVE_TIMEOUT = re.compile(
+    r"watchdog caught collective operation timeout|collective operation timeout|timeout at nccl work|"
+    r"nccl (?:communicator|watchdog).{0,40}(?:abort|timeout|timed out)|processgroupnccl.{0,80}time(?:d)? ?out|"
+    r"heartbeat monitor.{0,40}timed? ?out|barrier.{0,40}timed? ?out|ncclremoteerror|remote process exited",
+    re.I,
+)
+
+
 # -- scheduling --------------------------------------------------------------------------------------------
 
 #: No node has the GPUs the pod asks for: kube-scheduler's ``0/6 nodes are available: 6 Insufficient

@@ -50,7 +50,22 @@ NODE_PRESSURE = kt.any_of(
 #: The kubelet's CreateContainerConfigError (kt.CONFIG_ERROR), and OSMO's own name for its waiting-reason
 #: code 303, ``ContainerCreateConfigError`` (osmo-api.md §4.3).
 CONFIG_ERROR = kt.any_of(kt.CONFIG_ERROR, r"ContainerCreateConfigError")
-NETWORK_HINT = re.compile(r"NCCL|collective operation timeout|Watchdog caught collective|ibv_|\bIBV\b|RDMA", re.I)
+#: What makes an eviction an OOM kill (FORMAT.md "OSMO categories": ``OOMKilled``, exit 137, a memory limit
+#: exceeded, in its message or log): the OOM kill itself, ``Exit code 137`` as OSMO's failure message writes it,
+#: and a memory limit. In the message and events a bare ``out of memory`` too (:data:`OOM_HINT`); not in the
+#: log, where it is the end of the program's own ``CUDA out of memory``.
+_EXIT_137 = r"\bexit(?:ed)?(?: with)?(?: code| status)?:?[ \t]*137\b"
+_MEMORY_LIMIT = r"\bmemory limit\b|\blimit of memory\b"
+EVICTION_OOM_HINT = kt.any_of(OOM_HINT, _EXIT_137, _MEMORY_LIMIT)
+EVICTION_OOM_LOG = kt.any_of(kt.OOM_KILL, _EXIT_137, _MEMORY_LIMIT)
+#: Logs that show a peer or the network behind a crash (FORMAT.md: "when logs show NCCL/collective timeouts"): a
+#: collective timing out or losing its peer (kt.COLLECTIVE_TIMEOUT), an NCCL error, a failed InfiniBand verb. Not
+#: every "NCCL" in a log: its version banner and shutdown warnings say nothing failed.
+NETWORK_HINT = kt.any_of(
+    kt.COLLECTIVE_TIMEOUT,
+    r"\bNCCL (?:error|WARN)\b|ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage"
+    r"|\bibv_\w+ failed|\bIBV_WC_\w+_ERR\b|RDMA.{0,40}(?:error|failed|timeout)",
+)
 PEER_MESSAGE = re.compile(r"^\s*Task\s+(\S+)\s+Failed\.?\s*$", re.I)
 UPLOAD_FAILED = re.compile(r"\bUpload(?:ing)?\s+Failed\b|\bfailed to upload\b", re.I)
 
@@ -115,17 +130,31 @@ def preempted(s: TaskSignals) -> Finding | None:
     return None
 
 
+def gpu_fault(s: TaskSignals) -> Finding | None:
+    """A GPU hardware fault (a hardware Xid, an uncorrectable ECC error, a GPU fallen off the bus) in the task's
+    failure message, events or log: NODE_FAILURE, over any exit code, 137 included, unless the container is
+    reported OOMKilled (FORMAT.md "OSMO categories")."""
+    if kt.OOM_KILL.search(s.hint_text):
+        return None
+    fault = kt.gpu_hardware_fault(s.hint_text) or kt.gpu_hardware_fault(s.log_tail)
+    return Finding(Category.NODE_FAILURE, fault) if fault else None
+
+
+def _evicted(s: TaskSignals) -> bool:
+    return s.status == "FAILED_EVICTED" or s.exit_code == 3004
+
+
 def oom(s: TaskSignals) -> Finding | None:
-    """Exit 137 (OSMO's guide reads it as OOM), or FAILED_EVICTED / 3004 with an OOM hint or without a
-    node-pressure hint (the listener maps an OOMKilled container to FAILED_EVICTED / 3004)."""
+    """Exit 137 (OSMO's guide reads it as OOM), or FAILED_EVICTED / 3004 with an OOM hint in its message, events
+    or log (:data:`EVICTION_OOM_HINT`, :data:`EVICTION_OOM_LOG`). OSMO gives 3004 to every eviction, so one
+    without a hint is the node's (:func:`node_failure`)."""
     if s.exit_code == 137:
         return Finding(Category.OOM_KILLED, _exit(s))
-    if s.status == "FAILED_EVICTED" or s.exit_code == 3004:
-        m = OOM_HINT.search(s.hint_text)
-        if m and not kt.CUDA_OOM.search(m.group(0)):
-            return Finding(Category.OOM_KILLED, m.group(0))
-        if s.exit_code == 3004 and not NODE_PRESSURE.search(s.hint_text):
-            return Finding(Category.OOM_KILLED, _exit(s))
+    if _evicted(s):
+        for pattern, text in ((EVICTION_OOM_HINT, s.hint_text), (EVICTION_OOM_LOG, s.log_tail)):
+            m = pattern.search(text)
+            if m and not kt.CUDA_OOM.search(m.group(0)):
+                return Finding(Category.OOM_KILLED, m.group(0))
     return None
 
 
@@ -163,17 +192,19 @@ def start_failed(s: TaskSignals) -> Finding | None:
 
 
 def node_failure(s: TaskSignals) -> Finding | None:
-    """FAILED_BACKEND_ERROR / 3001, exit 305 (ContainerStatusUnknown), or FAILED_EVICTED without an
-    OOM hint."""
+    """FAILED_BACKEND_ERROR / 3001, exit 305 (ContainerStatusUnknown), or FAILED_EVICTED / 3004 without an
+    OOM hint (a disk or node pressure, a drain: the pressure is quoted when the message names one)."""
     if s.status == "FAILED_BACKEND_ERROR" or s.exit_code == 3001:
         return Finding(
             Category.NODE_FAILURE, "FAILED_BACKEND_ERROR" if s.status == "FAILED_BACKEND_ERROR" else _exit(s)
         )
     if s.exit_code == 305:
         return Finding(Category.NODE_FAILURE, _exit(s))
-    if s.status == "FAILED_EVICTED":
+    if _evicted(s):
         m = NODE_PRESSURE.search(s.hint_text)
-        return Finding(Category.NODE_FAILURE, m.group(0) if m else "FAILED_EVICTED")
+        return Finding(
+            Category.NODE_FAILURE, m.group(0) if m else s.status if s.status == "FAILED_EVICTED" else _exit(s)
+        )
     return None
 
 
@@ -210,6 +241,7 @@ RULES: tuple[Rule, ...] = (
     canceled,
     timeout,
     preempted,
+    gpu_fault,
     oom,
     image_pull,
     init_failed,
@@ -255,14 +287,20 @@ def root_failed_task(workflow: Workflow) -> Task | None:
 def task_timeline(workflow: Workflow) -> Timeline:
     """The failed tasks as an incident timeline (:mod:`diagnosis.timeline`, the one first-failure rule): a
     follower (FAILED_UPSTREAM, a peer's "Task x Failed.") is not a failure of its own; among own failures a task
-    a peer names comes first, then one that reported an exit code, then the earliest end; ties keep query
-    order."""
+    a peer of its group names comes first in that group, then one that reported an exit code, then the earliest
+    end; ties keep query order."""
     failed = failed_tasks(workflow)
-    # A peer message ("Task trainer-1 Failed.") points at the root directly.
-    named = {m.group(1) for t in failed if (m := PEER_MESSAGE.match(t.failure_message or ""))}
+    group_of = {id(t): g.name for g in workflow.groups for t in g.tasks}
+    # A peer message ("Task trainer-1 Failed.") points at its own group's root directly; it says nothing about
+    # another group, whose own failure may have come first (an independent group fails on its own clock).
+    named: dict[str | None, set[str]] = {}
+    for t in failed:
+        if m := PEER_MESSAGE.match(t.failure_message or ""):
+            named.setdefault(group_of.get(id(t)), set()).add(m.group(1))
     entries = []
     for t in failed:
-        rank = (0 if not named or t.name in named else 2) + (0 if t.exit_code is not None else 1)
+        in_group = named.get(group_of.get(id(t)))
+        rank = (0 if not in_group or t.name in in_group else 2) + (0 if t.exit_code is not None else 1)
         what = t.status + (f" (exit {t.exit_code})" if t.exit_code is not None else "")
         entries.append(
             TimelineEntry(t.name, _utc(t.end_time), what, source="workflow query", own=not _follower(t), rank=rank)

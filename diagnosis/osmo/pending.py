@@ -9,7 +9,7 @@ checks, in this order — each rule is one small function in :data:`PENDING_RULE
    (LOW ignores quota);
 3. ``total_free`` < group ask -> ``pending_capacity`` (also when quota is short too);
 4. largest free GPUs on one node of the pool < one task's ask -> ``pending_fragmentation``;
-5. events naming node affinity, selectors, taints or an unbound PVC while GPUs suffice ->
+5. events naming node affinity, selectors, taints, a topology requirement or an unbound PVC while GPUs suffice ->
    ``pending_constraint``;
 6. otherwise None: a status report that names no numeric cause.
 
@@ -43,6 +43,11 @@ TRANSLATIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"untolerated taint|had taints? .* that the pod didn't tolerate|\btaint", re.I),
         "the free nodes carry taints the workflow does not tolerate",
+        "constraint",
+    ),
+    (
+        re.compile(r"didn't match pod (?:topology spread constraints|anti-affinity rules|affinity rules)", re.I),
+        "the workflow's topology requirement (spread or pod affinity) leaves no node it may use",
         "constraint",
     ),
     (
@@ -161,7 +166,7 @@ def fragmentation(n: PendingNumbers) -> Outcome | None:
 
 
 def constraint(n: PendingNumbers) -> Outcome | None:
-    """Rule 5: events name affinity/selectors/taints/PVC binding (reached only when GPUs suffice)."""
+    """Rule 5: events name affinity/selectors/taints/topology/PVC binding (reached only when GPUs suffice)."""
     return Outcome.PENDING_CONSTRAINT if any(t.kind == "constraint" for t in n.translations) else None
 
 
@@ -199,5 +204,5 @@ def pending_confidence(numbers: PendingNumbers, outcome: Outcome | None) -> tupl
     if outcome == Outcome.PENDING_FRAGMENTATION:
         basis = [f"task GPU ask {numbers.task_ask}", f"largest free on one node {numbers.largest_node_free}"]
     elif outcome == Outcome.PENDING_CONSTRAINT:
-        basis = ["scheduler events naming affinity, selectors or taints", f"pool free {numbers.total_free}"]
+        basis = ["scheduler events naming affinity, selectors, taints or topology", f"pool free {numbers.total_free}"]
     return "inferred", basis

@@ -67,7 +67,7 @@ __all__ = [
     "pool_node_free_total",
     "status_report",
     "waiting_group",
-    "workflow_id_of",
+    "workflow_ids_of",
 ]
 
 log = logging.getLogger(__name__)
@@ -77,17 +77,26 @@ WORKFLOW_ID = re.compile(r"\b([A-Za-z][A-Za-z0-9_.-]*-[0-9]+)\b")
 # Spec: "Use clear text labels": the order a list is grouped in.
 STATUS_ORDER = ("FAILED", "RUNNING", "PENDING", "WAITING", "COMPLETED")
 LIST_LIMIT = 20
+#: The most workflow IDs of one question that are looked up (one query each).
+MAX_CANDIDATES = 4
 
 
-def workflow_id_of(question: Question) -> str | None:
-    """The asked workflow ID: explicit, else the parsed workload name, else the first ``<name>-<N>``
-    in the text."""
+def workflow_ids_of(question: Question) -> list[str]:
+    """The workflow IDs the question may mean, in the order to try them: one given apart from the text alone;
+    else that one (the parser's pick), the parsed workload name, then every ``<name>-<N>`` of the text in its
+    order (a task or node name can come first: "trainer-1 in llm-vla-pretrain-41 died"), at most
+    :data:`MAX_CANDIDATES`. FORMAT.md: "When several tokens could be the workload, the one that names an existing
+    workload decides"."""
+    text = question.text or ""
+    ids: list[str] = []
     if question.workflow_id and question.workflow_id.strip():
-        return question.workflow_id.strip()
+        ids.append(question.workflow_id.strip())
+        if ids[0] not in text:
+            return ids  # given apart from the text: that ID alone
     if question.workload_name and WORKFLOW_ID.fullmatch(question.workload_name):
-        return question.workload_name
-    m = WORKFLOW_ID.search(question.text or "")
-    return m.group(1) if m else None
+        ids.append(question.workload_name)
+    ids += [m.group(1) for m in WORKFLOW_ID.finditer(text)]
+    return list(dict.fromkeys(ids))[:MAX_CANDIDATES]
 
 
 def _elapsed(wf: Workflow, now: datetime) -> str:
@@ -101,17 +110,26 @@ def _elapsed(wf: Workflow, now: datetime) -> str:
 # -- list -----------------------------------------------------------------------------------------
 
 
+#: The statuses a list question can name, and the words that name them ("FAILED": every FAILED* status).
+_STATUS_WORDS = (
+    ("FAILED", re.compile(r"\bfail", re.I)),
+    ("FAILED_CANCELED", re.compile(r"\bcancel", re.I)),
+    ("PENDING", re.compile(r"\bpending\b|\bqueued\b", re.I)),
+    ("RUNNING", re.compile(r"\brunning\b", re.I)),
+    ("WAITING", re.compile(r"\bwaiting\b", re.I)),
+    ("COMPLETED", re.compile(r"\bcompleted\b|\bsucceeded\b", re.I)),
+)
+
+
 def _list_statuses(text: str) -> list[str]:
-    t = text.lower()
-    if re.search(r"\bfail", t):
-        return []  # every FAILED* status; filtered client-side
-    if "pending" in t or "queued" in t:
-        return ["PENDING"]
-    if "running" in t:
-        return ["RUNNING"]
-    if "completed" in t or "succeeded" in t:
-        return ["COMPLETED"]
-    return []
+    """Every status the list question names (FORMAT.md: "A list question that names statuses lists the workflows
+    in every status it names, and no others; one that names none lists them all")."""
+    return [status for status, words in _STATUS_WORDS if words.search(text)]
+
+
+def _listed(status: str, named: list[str]) -> bool:
+    """Whether a workflow in ``status`` belongs in a list of the ``named`` statuses (none named: every one)."""
+    return not named or status in named or ("FAILED" in named and is_failed(status))
 
 
 def _status_rank(status: str) -> int:
@@ -124,7 +142,9 @@ def _status_rank(status: str) -> int:
 async def list_report(client: OsmoClient, question: Question, now: datetime) -> Report:
     """Spec "List Workflows": a table of workflow ID, pool, status and duration, grouped by status."""
     text = question.text or ""
-    read = client.list_workflows(statuses=_list_statuses(text), limit=LIST_LIMIT)
+    named = _list_statuses(text)
+    # every FAILED* status is asked for by leaving the filter out and keeping them here
+    read = client.list_workflows(statuses=[] if "FAILED" in named else named, limit=LIST_LIMIT)
     call = read.call
     try:
         listing = await read
@@ -132,9 +152,7 @@ async def list_report(client: OsmoClient, question: Question, now: datetime) -> 
         raise BackendUnavailable(f"OSMO's answer to {call} could not be used: {exc.message}") from exc
     except OsmoApiError as exc:
         raise BackendUnavailable(f"OSMO answered HTTP {exc.status} to {call} after retries") from exc
-    entries = listing.workflows
-    if re.search(r"\bfail", text.lower()):
-        entries = [e for e in entries if is_failed(e.status)]
+    entries = [e for e in listing.workflows if _listed(e.status, named)]
     order = {id(e): i for i, e in enumerate(entries)}
     entries = sorted(entries, key=lambda e: (_status_rank(e.status), order[id(e)]))
     rows = []
@@ -174,26 +192,31 @@ def _app_name(wf: Workflow, spec_name: str | None) -> str:
 
 def _task_summaries(b: OsmoReportBuilder, wf: Workflow, logs: dict[str, str]) -> list[str]:
     """Per task: status and stage evidence, error-line counts and the last lines; returns one summary
-    phrase per task that shows progress."""
+    phrase per failed task (its status and exit code, first) and per task that shows progress."""
     summaries: list[str] = []
+    failures: list[str] = []
     excerpt_source = OsmoCalls.endpoint(OsmoCalls.logs(wf.name))
     for task in wf.tasks:
         source = OsmoCalls.logs(wf.name, task.name).label
         d = digest_logs(logs.get(task.name, ""), task.name)
-        value = task.status + (f", {d.stage}" if d.stage else "")
+        # a task that failed while the workflow runs on (ignoreNonleadStatus) is an error to highlight (spec
+        # "Reporting Status"), never "running the command" because its log had reached that stage
+        failed = is_failed(task.status)
+        status = task.status + (f" (exit {task.exit_code})" if failed and task.exit_code is not None else "")
+        value = status + (f", {d.stage}" if d.stage and not failed else "")
+        last = d.last_progress.split("] ", 1)[-1].strip() if d.last_progress else ""
         if d.last_progress:
             value += f"; last line: {d.last_progress}"
         b.add(f"task {task.name}", value, source)
         if d.error_lines:
             b.add(f"task {task.name} error lines", str(len(d.error_lines)), source)
-        if d.last_progress:
-            summaries.append(
-                f"task {task.name} is {d.stage or task.status.lower()} "
-                f"(last: {d.last_progress.split('] ', 1)[-1].strip()})"
-            )
+        if failed:
+            failures.append(f"task {task.name} {status}" + (f" (last: {last})" if last else ""))
+        elif d.last_progress:
+            summaries.append(f"task {task.name} is {d.stage or task.status.lower()} (last: {last})")
         if d.last_lines and len(b.excerpts) < 3:
             b.excerpt(f"Last lines of task {task.name}", "\n".join(d.last_lines[-8:]), excerpt_source)
-    return summaries
+    return failures + summaries
 
 
 async def _completed_parts(client: OsmoClient, wf: Workflow, b: OsmoReportBuilder) -> str | None:
@@ -302,13 +325,14 @@ async def explain_report(client: OsmoClient, wf: Workflow, question: Question, n
 # -- entry point ------------------------------------------------------------------------------------
 
 
-def not_found_report(workflow_id: str, question: Question, now: datetime, message: str) -> Report:
-    """``not_found``: no workflow with that ID (never a similar one)."""
+def not_found_report(workflow_ids: list[str], question: Question, now: datetime, message: str) -> Report:
+    """``not_found``: no workflow with any of those IDs (never a similar one); the headline names each one tried."""
     b = OsmoReportBuilder(now=now, question=question.text)
-    b.identity = Identity(system="osmo", workflow_id=workflow_id)
+    b.identity = Identity(system="osmo", workflow_id=workflow_ids[0])
+    tried = " or ".join(workflow_ids)
     return b.build(
         Outcome.NOT_FOUND,
-        f"No OSMO workflow with the ID {workflow_id} exists ({message.strip() or 'not found'}).",
+        f"No OSMO workflow with the ID {tried} exists ({message.strip() or 'not found'}).",
         next_action="Check the workflow ID (e.g. with `list recent workflows`) and ask again with the exact ID.",
     )
 
@@ -354,16 +378,29 @@ async def _query(client: OsmoClient, workflow_id: str) -> Workflow:
         ) from exc
 
 
+async def _first_existing(client: OsmoClient, workflow_ids: list[str]) -> Workflow | WorkflowNotFound:
+    """The workflow of the first of ``workflow_ids`` (not empty) that exists, tried in order, or the last one's
+    not-found answer when none does."""
+    for workflow_id in workflow_ids[:-1]:
+        try:
+            return await _query(client, workflow_id)
+        except WorkflowNotFound:
+            continue
+    try:
+        return await _query(client, workflow_ids[-1])
+    except WorkflowNotFound as exc:
+        return exc
+
+
 async def _answer(client: OsmoClient, question: Question, kind: str, now: datetime) -> Report:
-    workflow_id = workflow_id_of(question)
-    if kind == "osmo_list" or workflow_id is None:
-        if workflow_id is None and kind not in ("osmo_list", "runai", "help"):
+    workflow_ids = workflow_ids_of(question)
+    if kind == "osmo_list" or not workflow_ids:
+        if not workflow_ids and kind not in ("osmo_list", "runai", "help"):
             return _needs_workflow_id(now)
         return await list_report(client, question, now)
-    try:
-        wf = await _query(client, workflow_id)
-    except WorkflowNotFound as exc:
-        return not_found_report(workflow_id, question, now, exc.message)
+    wf = await _first_existing(client, workflow_ids)
+    if isinstance(wf, WorkflowNotFound):
+        return not_found_report(workflow_ids, question, now, wf.message)
     if kind == "osmo_explain":
         return await explain_report(client, wf, question, now)
     if is_failed(wf.status):

@@ -18,6 +18,7 @@ from typing import Any
 from diagnosis import kube_objects as kube
 from diagnosis import kube_text as kt
 from diagnosis.kube_objects import ContainerState
+from diagnosis.kube_text import gpu_hardware_fault
 from diagnosis.redact import sanitize
 from diagnosis.untrusted import clip
 
@@ -122,16 +123,6 @@ _NODE_REASONS = {
 }
 # Node trouble in words is kt.NODE_TROUBLE. OSMO also reads a bare "NotReady" as node trouble; Run:ai cannot:
 # "NotReady" is the Run:ai scheduler's pod-group reason (_SCHED_REASONS), which says nothing about a node.
-# GPU hardware faults (FORMAT.md "GPU hardware faults"): NODE_FAILURE wherever they are seen, also when the
-# container then exits non-zero. Application-class Xids (13, 31, 43, 45) go with a fault of the program.
-HARDWARE_XIDS = frozenset({48, 63, 64, 74, 79, 92, 94, 95, 119, 120})
-APPLICATION_XIDS = frozenset({13, 31, 43, 45})
-_XID = re.compile(r"(?i)\bxid\b\s*(?:\([^)\n]{0,40}\))?\s*[:=]?\s*(\d{1,3})\b")
-_GPU_HARDWARE_TEXT = re.compile(
-    r"(?i)fallen off the bus|uncorrectable ecc|ecc error.{0,40}uncorrectable|double[- ]bit ecc|"
-    r"gpu (?:is|has|device) lost|gpu is lost|gpu has fallen|row remap(?:ping)? failure|"
-    r"uncontained (?:ecc|error)|gsp (?:rpc )?(?:timeout|error)"
-)
 # The node's GPU stack failing (runtime, hook, device plugin): always the node, whatever else the message says.
 _NODE_GPU_TEXT = re.compile(
     r"(?i)nvidia-container-cli|nvidia-container-runtime|nvidia-container-toolkit|prestart hook|"
@@ -157,11 +148,6 @@ _STOPPING_CONTAINER = re.compile(r"(?i)^stopping container\b")
 _SIGTERM_LOG = re.compile(
     r"(?i)got signal:? 15\b|received (?:signal )?sigterm|\bsigterm received|signal 15 \(sigterm\)|"
     r"terminated by signal sigterm|caught sigterm|signalexception.*\b15\b"
-)
-_COLLECTIVE_TIMEOUT = re.compile(
-    r"(?i)watchdog caught collective operation timeout|collective operation timeout|timeout at nccl work|"
-    r"nccl (?:communicator|watchdog).{0,40}(?:abort|timeout|timed out)|processgroupnccl.{0,80}time(?:d)? ?out|"
-    r"heartbeat monitor.{0,40}timed? ?out|barrier.{0,40}timed? ?out|ncclremoteerror|remote process exited"
 )
 _VOLUME_RUNTIME_TEXT = re.compile(
     r"(?i)stale (?:nfs )?file handle|error mounting \"|failed to mount|mount(?:ing)? .{0,200}(?:no such file|"
@@ -227,18 +213,6 @@ _START_CAUSE = re.compile(
 def start_error_cause(text: str) -> str | None:
     """The verbatim clause of a runtime start error that names the image's or command's fault, or None."""
     m = _START_CAUSE.search(text)
-    return m.group(0) if m else None
-
-
-def gpu_hardware_fault(text: str) -> str | None:
-    """The GPU hardware fault a text names (``"Xid 79"``, ``"fallen off the bus"``), or None.
-
-    FORMAT.md "GPU hardware faults": Xid 48, 63, 64, 74, 79, 92, 94, 95, 119, 120, an uncorrectable
-    ECC error, a GPU fallen off the bus. Application-class Xids (13, 31, 43, 45) return None."""
-    for xid in _XID.finditer(text):
-        if int(xid.group(1)) in HARDWARE_XIDS:
-            return f"Xid {xid.group(1)}"
-    m = _GPU_HARDWARE_TEXT.search(text)
     return m.group(0) if m else None
 
 
@@ -543,7 +517,7 @@ def log_signals(text: str, *, source: str, pod: str, container: str, node: str |
             kind = Kind.NODE_FAILURE
         elif Kind.CLEANUP_SIGNAL not in found and _SIGTERM_LOG.search(line):
             kind = Kind.CLEANUP_SIGNAL
-        elif Kind.COLLECTIVE_TIMEOUT not in found and _COLLECTIVE_TIMEOUT.search(line):
+        elif Kind.COLLECTIVE_TIMEOUT not in found and kt.COLLECTIVE_TIMEOUT.search(line):
             kind = Kind.COLLECTIVE_TIMEOUT
         if kind is not None:
             found.add(kind)

@@ -58,6 +58,21 @@ EXAMPLES: list[tuple[str, str, str | None]] = [
     ),
     ("NODE_TROUBLE", "The node had condition: [DiskPressure].", "The node had condition"),
     ("NODE_TROUBLE", "Node is not ready", "Node is not ready"),
+    ("XID", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.", "Xid (PCI:0000:3b:00): 79"),
+    ("GPU_HARDWARE_TEXT", "RuntimeError: CUDA error: uncorrectable ECC error encountered", "uncorrectable ECC"),
+    ("GPU_HARDWARE_TEXT", "NCCL version 2.18.1+cuda12.1", None),
+    (
+        "COLLECTIVE_TIMEOUT",
+        "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE)",
+        "Watchdog caught collective operation timeout",
+    ),
+    ("COLLECTIVE_TIMEOUT", "NCCL version 2.18.1+cuda12.1", None),
+    (
+        "COLLECTIVE_TIMEOUT",
+        "[W ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed before we destruct "
+        "ProcessGroupNCCL. On normal program exit, the application should call destroy_process_group",
+        None,
+    ),
     ("NODE_TROUBLE", "Node ip-172-31-23-131.ec2.internal status is now: NodeNotReady", "NodeNotReady"),
     ("NODE_TROUBLE", "Kubelet stopped posting node status.", "Kubelet stopped posting node status"),
     ("NODE_TROUBLE", "Marking for deletion Pod runai-vision/clip-ft-0-0", "Marking for deletion Pod"),

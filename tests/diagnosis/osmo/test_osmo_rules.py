@@ -35,7 +35,7 @@ def sig(
         (sig(exit_code=139), Category.CRASH_APP_ERROR),
         (sig(exit_code=137), Category.OOM_KILLED),
         (sig("FAILED_EVICTED", 3004, "Exit code 137 due to Task t failed with OOMKilled."), Category.OOM_KILLED),
-        (sig("FAILED_EVICTED", 3004), Category.OOM_KILLED),
+        (sig("FAILED_EVICTED", 3004), Category.NODE_FAILURE),  # every eviction is 3004: no OOM hint, the node
         (sig("FAILED_EVICTED", None, "The node was low on resource: ephemeral-storage."), Category.NODE_FAILURE),
         (sig("FAILED_BACKEND_ERROR", 3001), Category.NODE_FAILURE),
         (sig("FAILED_IMAGE_PULL", 302), Category.IMAGE_PULL_FAILED),
