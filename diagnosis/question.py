@@ -35,7 +35,9 @@ UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F
 _NAME = r"[a-z0-9](?:[a-z0-9._-]{0,250}[a-z0-9])?"
 _CURRENT_WORDS = re.compile(
     r"(?i)crashloop|crash-loop|imagepullbackoff|errimagepull|image ?pull|\bstuck\b|"
-    r"\b(?:won'?t|will not|doesn'?t|does not|can'?t|cannot)(?:\s+\S+)?\s+start\b|not starting|"
+    r"\b(?:won'?t|will not|doesn'?t|does not|can'?t|cannot|can not|unable to|fail(?:s|ing)? to|refuses? to)"
+    r"(?:\s+\S+)?\s+(?:start|launch|boot|come up|spin up)\b|not (?:starting|launching)|"
+    r"\bpull(?:ing)?\s+(?:(?:the|its|my|our|their|an?)\s+)?(?:\S+\s+)?image\b|"
     # not started yet / still waiting to be scheduled: a current symptom (FORMAT.md "Questions")
     r"\b(?:hasn'?t|has not|haven'?t|have not|never|not|didn'?t|did not|isn'?t|is not|wasn'?t|was not|not yet)"
     r"(?:\s+\S+){0,2}?\s+(?:start(?:ed|ing)?|begun|began|run(?:ning)?|scheduled|launched|come up|came up)\b|"
@@ -83,7 +85,8 @@ _DOMAIN_WORDS = frozenset(
 #: A purely alphabetic token this frequent in English (Zipf scale, wordfreq) is an ordinary word: "been" 6.3,
 #: "job" 5.5, "nightly" 3.5, "baseline" 3.7. Names such as "resnet" (1.4) or "llama" (3.0) are below it.
 WORD_ZIPF = 3.1
-#: Ordinary words as frequent as this are function words; they are not looked up even as a last resort.
+#: Ordinary words as frequent as this ("main" 5.2, "test" 5.2, "please" 5.7) are looked up last, after the rarer
+#: words of the text, unless they stand where a workload stands ("why did main fail", "check main").
 COMMON_ZIPF = 5.0
 
 
@@ -171,7 +174,13 @@ class Question(BaseModel):
 Symptom = Literal["crashloop", "image_pull", "init", "mount"]
 #: Current-symptom words that name *which* symptom (issue 8 §2 "Option B with a named symptom"), checked in order.
 _SYMPTOMS: tuple[tuple[Symptom, re.Pattern[str]], ...] = (
-    ("image_pull", re.compile(r"(?i)imagepullbackoff|errimagepull|image ?pull|pull(?:ing)? (?:the )?image")),
+    (
+        "image_pull",
+        re.compile(
+            r"(?i)imagepullbackoff|errimagepull|image ?pull|"
+            r"\bpull(?:ing)?\s+(?:(?:the|its|my|our|their|an?)\s+)?(?:\S+\s+)?image\b"
+        ),
+    ),
     ("init", re.compile(r"(?i)\binit\b|init[- ]container|init:")),
     ("mount", re.compile(r"(?i)\bmount|containercreating|\bvolume\b|\bpvc\b")),
     ("crashloop", re.compile(r"(?i)crashloop|crash-loop|is crashing|keeps? crashing|keeps? restarting|restart loop")),
@@ -181,13 +190,25 @@ _SYMPTOMS: tuple[tuple[Symptom, re.Pattern[str]], ...] = (
 def named_symptom(text: str) -> Symptom | None:
     """The one current symptom a question names ("why is X CrashLoopBackOff?" -> ``crashloop``), or None for a
     generic one ("stuck", "pending") or none."""
+    text = symptom_text(text)
     named = [symptom for symptom, pattern in _SYMPTOMS if pattern.search(text)]
     return named[0] if len(named) == 1 else None
 
 
 def infer_intent(text: str) -> Intent:
     """``current`` when the text names a current symptom (CrashLoopBackOff, stuck, pending, ...), else ``terminal``."""
-    return "current" if _CURRENT_WORDS.search(text) else "terminal"
+    return "current" if _CURRENT_WORDS.search(symptom_text(text)) else "terminal"
+
+
+def symptom_text(text: str) -> str:
+    """The raw text as the symptom words read it: Unicode normalised (NFKC), invisible format characters removed and
+    typographic apostrophes read as ``'`` ("won’t start" is "won't start")."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf").translate(_APOSTROPHES)
+
+
+#: Apostrophes people's keyboards type (right and left single quotation marks, modifier letter apostrophe, prime).
+_APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc\u2032", "'"))
 
 
 _PROJECT_RES = [
@@ -212,7 +233,7 @@ _CLUSTER_RES = [
 _WEAK = frozenset({_PROJECT_RES[-1], _CLUSTER_RES[-1]})
 _LOOKBACK_TEXT = re.compile(r"(?i)\blookback\s*[=:]\s*(\S+)")
 _WORKLOAD_RES = [
-    re.compile(rf"(?i)\bworkload\s*[=:]\s*({_NAME})"),
+    re.compile(rf"(?i)\b(?:workload|name)\s*[=:]\s*({_NAME})"),
     re.compile(
         rf"(?i)\bwhy\s+(?:did|does|do|has|have)\s+(?:my\s+|the\s+|our\s+)?"
         rf"(?:(?:training|inference|distributed|interactive)\s+)?(?:job|workload|workspace|pod|notebook|run)?\s*"
@@ -235,6 +256,11 @@ _WORKLOAD_RES = [
     ),
     re.compile(rf"(?i)\b(?:check|diagnose|about)\s+({_NAME})\b"),
 ]
+#: "W in P", "W on C": the word right before a scope stands where a workload stands ("the re-run of baseline in
+#: core failed", "now sweep in test is stuck"); read only for an English word, when no pattern above names one.
+_BEFORE_SCOPE = re.compile(rf"(?i)(?<![\w.-])({_NAME})\s+(?:in|on)\s+{_NAME}")
+#: The weak "it's X" form: its word ("its memory limit", "its image") is no workload beside a name-shaped token.
+_ITS = _WORKLOAD_RES[5]
 _OSMO_LIST = re.compile(
     r"(?i)\b(?:list|show)\b.*\bworkflows\b|\b(?:list|show)\s+(?:my\s+|the\s+|all\s+)?workflows?\s*$|"
     r"\b(?:recent|latest|last)\s+(?:\w+\s+)?workflows\b|\bmy\s+workflows\b|\bworkflows\s+(?:list|status)\b"
@@ -284,8 +310,10 @@ def _filler(token: str) -> bool:
     return low in _DOMAIN_WORDS or (low.isalpha() and zipf_frequency(low, "en") >= 6.5)
 
 
-def _function_word(token: str) -> bool:
-    return token.lower() in _DOMAIN_WORDS or (token.isalpha() and zipf_frequency(token.lower(), "en") >= COMMON_ZIPF)
+def _common_word(token: str) -> bool:
+    """An English word as frequent as :data:`COMMON_ZIPF` ("main", "test", "please"): a workload name only when
+    one of exactly that name exists, and looked up after the rarer words."""
+    return token.isalpha() and zipf_frequency(token.lower(), "en") >= COMMON_ZIPF
 
 
 def _first(patterns: list[re.Pattern[str]], text: str, reject: Callable[[str], bool] = is_word) -> str | None:
@@ -316,7 +344,9 @@ class Mention:
     end: int
 
 
-_TOKEN_RE = re.compile(r"(?<![\w.:/=-])[a-z0-9](?:[a-z0-9._-]{0,251}[a-z0-9])?(?![\w:/=-]|\.\w)", re.I)
+#: A name-shaped token; a colon right after it ends it when a space or the end follows ("asr-v2.1: why did it
+#: die"), never inside one ("Init:Error", "run:ai").
+_TOKEN_RE = re.compile(r"(?<![\w.:/=-])[a-z0-9](?:[a-z0-9._-]{0,251}[a-z0-9])?(?![\w/=-]|:\S|\.\w)", re.I)
 _NUMBER_LIKE = re.compile(r"(?i)^(?:[0-9][0-9.:]*|[0-9]+(?:s|m|h|d|w|min|mins|gb|gi|mi|x)|[0-9]+(?:st|nd|rd|th))$")
 _SCOPE_RE = re.compile(rf"(?i)\b(?:in|on|under|from)\s+(?:the\s+)?(?!(?:project|cluster)\b)({_NAME})")
 _SYMPTOM_RE = re.compile(
@@ -358,7 +388,8 @@ def mentions(cleaned: str) -> list[Mention]:
         if _QUESTION_WORDS.match(token):
             continue  # "queued", "scheduled", "again": words of the question, never the workload
         if is_word(token):
-            if not _function_word(token) and token.lower() not in _DOMAIN_WORDS:
+            # every word but the most common ("the", "my", "it") may be a workload ("main", "test", "nightly")
+            if not _filler(token):
                 out.append(Mention("word", token.lower(), m.start(), m.end()))
         else:
             out.append(Mention("name", token.lower(), m.start(), m.end()))
@@ -394,10 +425,11 @@ def read_url(url: str) -> str:
 def clean_text(raw: str) -> str:
     """The text as the parser reads it: Unicode normalised (NFKC) with invisible format characters removed (a
     zero-width space pasted inside a name is no break), Slack mentions dropped, links and pasted URLs read by
-    :func:`read_url`, emoji codes dropped, sentence punctuation turned into a break (``|``), path-like scope
-    (``C/P/W``, ``P/W``) split into words, and any other non-ASCII symbol turned into a space."""
+    :func:`read_url`, emoji codes dropped, Slack bold, italics and code marks dropped (an underscore inside a token
+    stays), sentence punctuation and ellipses turned into a break (``|``), path-like scope (``C/P/W``, ``P/W``)
+    split into words, and any other non-ASCII symbol turned into a space."""
     text = unicodedata.normalize("NFKC", raw)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf").replace("’", "'")
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf").translate(_APOSTROPHES)
     # contractions are words, not a name and a fragment ("hasn't" is never a workload "hasn")
     text = re.sub(r"(?i)\b(won|can)'t\b", lambda m: {"won": "will", "can": "can"}[m.group(1).lower()] + " not", text)
     text = re.sub(r"(?i)\b(\w+)n't\b", r"\1 not", text)
@@ -409,6 +441,10 @@ def clean_text(raw: str) -> str:
     text = _URL_RE.sub(lambda m: read_url(m.group(0)), text)
     text = re.sub(r":[a-z0-9_+-]+:", " ", text)  # Slack emoji codes (:fire:)
     text = _PATH_RE.sub(lambda m: " " + " ".join(g for g in m.groups() if g) + " ", text)
+    # Slack italics (``_x_``): an underscore at the edge of a word is markup; one inside a token (``HF_TOKEN``) stays
+    text = re.sub(r"(?<![A-Za-z0-9_])_+(?=[A-Za-z0-9])|(?<=[A-Za-z0-9.])_+(?![A-Za-z0-9_])", " ", text)
+    # an ellipsis ("hmm…asr-v2.1", "..."): a pause, never part of a name (a Kubernetes name has no "..")
+    text = re.sub(r"\.{2,}", " | ", text)
     text = re.sub(r"[?!,;]+", " | ", text)  # a sentence break: "in nlp? cluster X" is not "nlp cluster"
     text = re.sub(r"[()\[\]{}`\"*“”]+", " ", text).replace("’", "'").replace("‘", "'")
     return re.sub(r"[^\x00-\x7f]+", " ", text)  # emoji and other symbols
@@ -447,17 +483,23 @@ def loose_tokens(cleaned: str, after: int, paths: Sequence[str] = (), before: in
         ),
     ]
     for token in tokens:
-        if (
-            _NUMBER_LIKE.match(token)
-            or UUID_RE.fullmatch(token)
-            or _filler(token)
-            or is_symptom_word(token)
-            or _QUESTION_WORDS.match(token)
-        ):
+        if not _may_be_scope(token):
             continue
         if token.lower() not in {t.lower() for t in out}:
             out.append(token)
     return out[:MAX_LOOSE]
+
+
+def _may_be_scope(token: str) -> bool:
+    """Whether a token may name a project or a cluster: no number, UUID, most common word, symptom or word of the
+    question itself ("fail", "again")."""
+    return not (
+        _NUMBER_LIKE.match(token)
+        or UUID_RE.fullmatch(token)
+        or _filler(token)
+        or is_symptom_word(token)
+        or _QUESTION_WORDS.match(token)
+    )
 
 
 def is_symptom_word(token: str) -> bool:
@@ -465,9 +507,11 @@ def is_symptom_word(token: str) -> bool:
     return bool(_SYMPTOM_RE.fullmatch(token))
 
 
-#: At most this many workload candidates are looked up (concurrently) for one question.
-MAX_CANDIDATES = 5
-MAX_WORDS = 3
+#: At most this many workload candidates are looked up (concurrently, one request each) for one question: enough
+#: for a text that lists several versions before the workload ("after bumping torch-2.4, cuda-12.4, ... W broke").
+MAX_CANDIDATES = 10
+#: At most this many English words are looked up (when no name-shaped candidate exists), the likeliest first.
+MAX_WORDS = 8
 
 
 def parse_text(text: str | None) -> Question:
@@ -484,10 +528,16 @@ def parse_text(text: str | None) -> Question:
     if not cleaned.strip():
         return q
     found = mentions(cleaned)
-    first = next((m for m in found if m.kind in ("name", "word")), None)
+    # where the workload's first mention ends: a name or a rarer word ("main" or "please" may be anything)
+    first = next((m for m in found if m.kind == "name" or (m.kind == "word" and not _common_word(m.value))), None)
     q.loose = loose_tokens(
         cleaned, first.end if first else len(cleaned), path_words(_URL_RE.sub(" ", raw)), first.start if first else 0
     )
+    # "project core on atlas, please check W": the English word after "project" / "cluster" is checked against
+    # the projects and clusters the API lists wherever it stands, before the workload too (FORMAT.md "Questions")
+    weak = sorted((m.start(1), m.group(1)) for p in _WEAK for m in p.finditer(cleaned) if is_word(m.group(1)))
+    if weak:
+        q.loose = list(dict.fromkeys([*(w for _, w in weak if _may_be_scope(w)), *q.loose]))[:MAX_LOOSE]
     q.uuids = list(dict.fromkeys(m.value for m in found if m.kind == "uuid"))
     q.project, q.project_weak = _first_match(_PROJECT_RES, cleaned, _filler)
     q.cluster = _first(_CLUSTER_RES, cleaned, _filler)
@@ -511,18 +561,32 @@ def parse_text(text: str | None) -> Question:
     without = cleaned
     for pattern in _PROJECT_RES + _CLUSTER_RES:
         without = pattern.sub(" ", without)
-    pick = _first(_WORKLOAD_RES, without, lambda v: _function_word(v) or bool(UUID_RE.fullmatch(v)))
     scopes = {s.lower() for s in q.scopes} | {(q.cluster_hint or "").lower()}
+
+    def reject(v: str) -> bool:
+        return _filler(v) or bool(_QUESTION_WORDS.match(v)) or bool(UUID_RE.fullmatch(v)) or v.lower() in scopes
+
+    pick = _first(_WORKLOAD_RES, without, reject)
+    strong = pick is not None and _first([p for p in _WORKLOAD_RES if p is not _ITS], without, reject) == pick
+    if pick is None:
+        before = _first([_BEFORE_SCOPE], without, lambda v: reject(v) or not is_word(v))
+        pick, strong = before, before is not None
     names = [m.value for m in found if m.kind == "name" and m.value not in scopes]
     names.sort(key=lambda n: not re.search(r"[0-9.-]", n))  # names with a digit, "-" or "." first
+    # the rarer words first, the most common ("main", "please") last
     words = sorted(
         {m.value for m in found if m.kind == "word" and m.value not in scopes},
-        key=lambda w: (zipf_frequency(w, "en"), w),
+        key=lambda w: (_common_word(w), zipf_frequency(w, "en"), w),
     )
     if pick and not is_word(pick):
         names.insert(0, pick.lower())
     elif pick:
         words.insert(0, pick.lower())
+        if names and strong and not _common_word(pick):
+            # a word where a workload stands is looked up beside (after) the name-shaped tokens: "the re-run of
+            # baseline in core" means baseline when no workload re-run exists (the one that exists decides); the
+            # most common words ("went down in core") are not, so "not found" names no such word
+            names.append(pick.lower())
     q.candidates = list(dict.fromkeys(names))[:MAX_CANDIDATES]
     # kept beside the candidates: a candidate may turn out to name the project or the cluster ("C/P/nightly")
     q.words = list(dict.fromkeys(words))[:MAX_WORDS]

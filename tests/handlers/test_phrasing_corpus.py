@@ -92,6 +92,7 @@ def lab() -> dict[str, Any]:
         _failed("nightly", "nlp"),
         _failed("llama", "nlp"),
         _failed("baseline", "speech"),
+        _failed("main", "speech"),
         _failed("asr-conformer", "speech"),
         _pending("vit-h14", "vision"),
         _completed("sdxl-run-3", "vision"),
