@@ -96,10 +96,23 @@ def gpu_hardware_fault(text: str) -> str | None:
     FORMAT.md "GPU hardware faults": Xid 48, 63, 64, 74, 79, 92, 94, 95, 119, 120, an uncorrectable
     ECC error, a GPU fallen off the bus. Application-class Xids (13, 31, 43, 45) return None."""
     for xid in XID.finditer(text):
-        if int(xid.group(1)) in HARDWARE_XIDS:
+        if int(xid.group(1)) in HARDWARE_XIDS and not _denied(text, xid.start()):
             return f"Xid {xid.group(1)}"
-    m = GPU_HARDWARE_TEXT.search(text)
-    return m.group(0) if m else None
+    for m in GPU_HARDWARE_TEXT.finditer(text):
+        if not _denied(text, m.start()):
+            return m.group(0)
+    return None
+
+
+#: A check reporting that it found no fault: ``no Xid 79 (GPU has fallen off the bus) found - OK``, ``not an
+#: uncorrectable ECC error``, ``without Xid 48``: a negation shortly before the fault, in the same clause.
+_DENIAL = re.compile(r"\b(?:no|not|never|without|zero)\b[^.;:!?\n]{0,40}$", re.I)
+
+
+def _denied(text: str, at: int) -> bool:
+    """Whether the fault named at ``text[at:]`` is denied by the words just before it on its line."""
+    line_start = text.rfind("\n", 0, at) + 1
+    return _DENIAL.search(text, max(line_start, at - 48), at) is not None
 
 
 #: A collective (NCCL, gloo) that timed out or lost its peer: the watchdog's ``Watchdog caught collective

@@ -158,6 +158,8 @@ def _init_detail(f: VerdictFacts) -> str:
 def _crash_detail(f: VerdictFacts) -> str:
     if f.liveness:
         return ""  # the liveness variant says it all
+    if any(s.kind == Kind.START_ERROR_APP and s.reason == "FailedPostStartHook" for s in f.primary):
+        return "its postStart hook failed (FailedPostStartHook) and the kubelet killed the container"
     starts = [c for s in f.primary if s.kind == Kind.START_ERROR_APP for c in [start_error_cause(s.text)] if c]
     if starts:
         return f"the container runtime could not start its command ({starts[-1]})"

@@ -72,7 +72,7 @@ async def decide(d: Diagnosis, workload: Workload, tier1: Tier1, routed: Routed)
         finding = cls.unknown(final, tier2_available=tier2 is not None)
     pod = tier2.pod_name if tier2 is not None else diagnosed_pod(tier1, finding, final, order, d.now)[0]
     namespace = tier2.namespace if tier2 is not None else namespace_of(workload, tier1)
-    times = occurrences(d, tier1, finding, end)
+    times = occurrences(d, tier1, finding, end, order.first if order is not None else None)
     near = await neighbours.settle(d, workload, tier1, finding, final, order, tier2, pod)  # supporting evidence only
     return Decision(finding, order, list(final), tier2, occurrences=times, pod=pod, namespace=namespace, nearby=near)
 
@@ -132,13 +132,20 @@ def unseen_first(
     return cls.Finding(Category.UNKNOWN, tuple(own), reason=reason)
 
 
-def occurrences(d: Diagnosis, tier1: Tier1, finding: cls.Finding, end: datetime | None) -> list[datetime]:
+def occurrences(
+    d: Diagnosis, tier1: Tier1, finding: cls.Finding, end: datetime | None, first_pod: str | None = None
+) -> list[datetime]:
     """Spec Step 3: the failures of the finding's category in the lookback (history and events; FORMAT.md "one
-    failure occurrence"), the diagnosed one included."""
+    failure occurrence"), the diagnosed one included: the occurrence of ``first_pod`` (the pod whose failure
+    decided) when one holds it, else the one at ``end``. A Job's later retry that failed otherwise is an occurrence
+    of its own, not of the diagnosed category."""
     created = {p.name: p.created_at for p in tier1.pods.value or [] if p.created_at is not None}
     occ = rec.occurrences(tier1.history.value or [], tier1.all_events, d.cutoff, created)
     # A failure still in progress (crash loop, pull back-off) dates from its latest direct signal.
     diagnosed_at = end or max((s.at for s in finding.signals if s.at), default=d.now)
+    own = next((o for o in occ if first_pod is not None and first_pod in o.pods), None)
+    if own is not None:
+        diagnosed_at = own.at
     return [t for t in rec.same_category(occ, finding.category, diagnosed_at) if t >= d.cutoff or t == diagnosed_at]
 
 

@@ -64,6 +64,18 @@ def termination_time(workload: Workload) -> datetime | None:
     return None
 
 
+#: Run:ai's phase message for a failed pod: ``Pod llama-sft-3-0-1 failed: container ...`` (the namespace may lead).
+_FAILED_POD = re.compile(r"^\s*Pod\s+(?:[a-z0-9][a-z0-9-]*/)?([a-z0-9][a-z0-9.-]*)\s+failed\b")
+
+
+def failed_pod_named(message: str | None) -> str | None:
+    """The pod a phase message says failed, or None: its signals are that pod's, so a Job's retry whose message
+    names the newest attempt does not outrank an earlier attempt's failure (FORMAT.md: "several pod attempts of
+    one workload: the pod whose failure came first decides the category")."""
+    m = _FAILED_POD.match(message or "")
+    return m.group(1) if m else None
+
+
 def run_signals(workload: Workload, tier1: Tier1, now: datetime, spec_call: Call) -> list[Signal]:
     """Tier 1 signals of the current run: workload status, conditions, phase updates, events, pods; ``spec_call``
     is the read of the submitted spec (its ``desiredPhase`` is cited)."""
@@ -76,6 +88,7 @@ def run_signals(workload: Workload, tier1: Tier1, now: datetime, spec_call: Call
         workload.phase_message,
         source=wl_src,
         at=workload.phase_updated_at,
+        pod=failed_pod_named(workload.phase_message),
         label="phaseMessage" + (f" ({workload.phase_reason})" if workload.phase_reason else ""),
     )
     for cond in workload.conditions:
@@ -102,7 +115,12 @@ def run_signals(workload: Workload, tier1: Tier1, now: datetime, spec_call: Call
         if r.spec.phase_update is not None and (start is None or ts is None or ts >= start):
             pu = r.spec.phase_update
             out += text_signals(
-                None, pu.phase_message, source=hist.cite("phase update"), at=ts, label=f"phase update {pu.phase}"
+                None,
+                pu.phase_message,
+                source=hist.cite("phase update"),
+                at=ts,
+                pod=failed_pod_named(pu.phase_message),
+                label=f"phase update {pu.phase}",
             )
     ev_src = Calls.events(workload.id).cite()
     for ev in tier1.all_events:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from diagnosis import kube_objects as kube
 from diagnosis.runai.client import Calls
 from diagnosis.runai.models import Measurement, Metrics, Pod, Workload, WorkloadSpec
 from diagnosis.units import quantity_bytes
@@ -140,11 +141,16 @@ def _limit(
         if value is not None:
             found = value[0], f"submitted spec ({value[1]})"
     if found is None and tier2_pod and (name is None or tier2_pod_name == name):
-        for c in (tier2_pod.get("spec") or {}).get("containers") or []:
-            lim = ((c.get("resources") or {}).get("limits") or {}).get("memory")
-            if lim:
-                found = str(lim), f"kubectl describe pod {tier2_pod_name} (resources.limits.memory)"
-                break
+        # the main container's own limit (FORMAT.md "the OOM ceiling is the limit of the container that was
+        # killed"), never a sidecar's listed before it; a sidecar's or init container's kill is quoted apart
+        # (RunaiReportBuilder.killed_container_limit)
+        main = kube.main_container(tier2_pod, workload.name)
+        spec_of = next((c for c in kube.container_specs(tier2_pod) if c.name == main and not c.init), None)
+        if spec_of is not None and spec_of.memory_limit:
+            found = (
+                spec_of.memory_limit,
+                f"kubectl describe pod {tier2_pod_name} (container {main}: resources.limits.memory)",
+            )
     limit_bytes = quantity_bytes(found[0]) if found else None
     if limit_bytes is None and metrics is not None:
         from_metrics = _limit_metric(metrics, pods, name, series)

@@ -43,7 +43,7 @@ from diagnosis.runai.classify import Finding, PodOrder, confidence, signal_phras
 from diagnosis.runai.client import Calls
 from diagnosis.runai.decision import Decision
 from diagnosis.runai.memory import memory_evidence
-from diagnosis.runai.models import Cluster, Records, Workload
+from diagnosis.runai.models import Cluster, Pod, Records, Workload
 from diagnosis.runai.neighbours import neighbours_of
 from diagnosis.runai.phrases import short
 from diagnosis.runai.resolve import ago
@@ -183,22 +183,25 @@ class ReportBuilder(BaseReportBuilder):
                 )
             self.add(label, value, first.source, times[-1] if len(times) == 1 else None)
 
-    def killed_container_limit(self, workload: Workload, finding: Finding, tier2: Tier2Evidence | None) -> bool:
-        """FORMAT.md "the OOM ceiling is the limit of the container that was killed": when the pod spec (Tier 2) shows
-        that the OOMKilled container is a sidecar or an init container, name it and quote its own memory limit; True
-        then (the workload's cpuMemory limit and its measured peak apply only to the main container)."""
-        if tier2 is None or not isinstance(tier2.pod, dict):
-            return False
+    def killed_container_limit(
+        self, workload: Workload, finding: Finding, tier2: Tier2Evidence | None, pods: Sequence[Pod] = ()
+    ) -> bool:
+        """FORMAT.md "the OOM ceiling is the limit of the container that was killed": when the OOMKilled container
+        is a sidecar or an init container, name it and quote its own memory limit; True then (the workload's
+        cpuMemory limit and its measured peak apply only to the main container). The pod spec (Tier 2) tells the
+        roles and holds the limit; without it, an ``init container`` kill, or a kill of a container other than the
+        one the Run:ai pods list names like the workload (``pods``), is named, and its limit is a gap."""
         killed = [s for s in finding.signals if s.kind == Kind.OOM_KILLED and s.container]
         if not killed:
             return False
         first = min(killed, key=lambda s: (s.at is None, s.at or datetime.min))
+        if tier2 is None or not isinstance(tier2.pod, dict):
+            return self._killed_container_tier1(workload, first, pods)
         spec = next((c for c in kube.container_specs(tier2.pod) if c.name == first.container), None)
         main = kube.main_container(tier2.pod, workload.name)
         if spec is None or (not spec.init and spec.name == main):
             return False
-        self.oom_container, self.oom_container_init = spec.name, spec.init
-        role = "init container" if spec.init else "sidecar container"
+        role = self._killed_container(spec.name, spec.init, main)
         src = KubeCalls.pod(tier2.namespace, tier2.pod_name).cite(
             "spec.initContainers" if spec.init else "spec.containers"
         )
@@ -209,12 +212,31 @@ class ReportBuilder(BaseReportBuilder):
             self.limit_raw = spec.memory_limit
         else:
             self.gap(f"memory limit of {role} {spec.name}", f"none in the pod spec [{src}]")
+        return True
+
+    def _killed_container_tier1(self, workload: Workload, killed: Signal, pods: Sequence[Pod]) -> bool:
+        """Without the pod spec: the killed container is not the main one when its message says ``init
+        container``, or when the Run:ai pods list names another container of its pod like the workload."""
+        name = str(killed.container)
+        pod = next((p for p in pods if p.name == killed.pod), None) if killed.pod else None
+        listed = [c.name for c in pod.containers] if pod is not None else []
+        main = workload.name if workload.name in listed else None
+        if not killed.init and (main is None or name == main):
+            return False
+        role = self._killed_container(name, killed.init, main)
+        self.gap(f"memory limit of {role} {name}", "its own limit is in the pod spec, which could not be read")
+        return True
+
+    def _killed_container(self, name: str, init: bool, main: str | None) -> str:
+        """Records that ``name`` (a sidecar, or an init container) was OOMKilled, not ``main``; returns its role."""
+        self.oom_container, self.oom_container_init = name, init
+        role = "init container" if init else "sidecar container"
         self.note(
-            f"The {role} {spec.name} was OOMKilled, not the workload's main container"
+            f"The {role} {name} was OOMKilled, not the workload's main container"
             + (f" {main}" if main else "")
             + ": the workload's cpuMemory limit and its memory usage are not this container's."
         )
-        return True
+        return role
 
     def memory(self, workload: Workload, tier1: Tier1, tier2: Tier2Evidence | None, pod: str | None = None) -> None:
         """Peak CPU-memory usage vs the memory *limit* of the same pod (spec Step 4; every per-pod series is
@@ -973,7 +995,9 @@ def phrase(d: Diagnosis, workload: Workload, tier1: Tier1, found: Routed | Decis
             else "neither history nor events could be read: only the diagnosed failure is counted",
         )
     # Step 4: memory peak vs the limit when OOM or an unexplained exit 137 is involved.
-    sidecar = finding.category == Category.OOM_KILLED and b.killed_container_limit(workload, finding, tier2)
+    sidecar = finding.category == Category.OOM_KILLED and b.killed_container_limit(
+        workload, finding, tier2, tier1.pods.value or []
+    )
     if not sidecar and (finding.category == Category.OOM_KILLED or unresolved_exit(found.final)):
         b.memory(workload, tier1, tier2, pod=found.pod)  # the peak and the limit of the diagnosed pod
     return b.diagnosed(workload, tier1, finding, found.final, tier2, d.kube.available, found.pod, found.namespace)

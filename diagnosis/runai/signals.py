@@ -113,6 +113,13 @@ _MOUNT_TEXT = kt.any_of(
     r"persistentvolumeclaim is not bound|volume .* not found|bound to non-existent persistentvolume|"
     r"persistentvolumes?\s+\"[^\"]+\"\s+not\s+found",
 )
+#: The kubelet refusing to create the container because the image's user breaks the pod's security context
+#: (``container has runAsNonRoot and image will run as root``, ``image has non-numeric user (app), cannot verify
+#: user is non-root``): a CreateContainerConfigError caused by the image, not a missing Secret or ConfigMap
+#: (FORMAT.md: "a start error caused by the image or command ... is CRASH_APP_ERROR").
+_SECURITY_CONFLICT = re.compile(
+    r"(?i)runAsNonRoot and image will run as root|image has non-numeric user|cannot verify user is non-root"
+)
 _NODE_REASONS = {
     "NodeNotReady",
     "TaintManagerEviction",
@@ -120,6 +127,10 @@ _NODE_REASONS = {
     "NodeShutdown",
     "UnexpectedAdmissionError",
     "Rebooted",
+    # the node's runtime or CNI could not create the pod's sandbox (network setup, runtime handler): no container
+    # of the workload ran, and nothing of its own is at fault (FORMAT.md: "a container that cannot start because
+    # the node's runtime ... fails")
+    "FailedCreatePodSandBox",
 }
 # Node trouble in words is kt.NODE_TROUBLE. OSMO also reads a bare "NotReady" as node trouble; Run:ai cannot:
 # "NotReady" is the Run:ai scheduler's pod-group reason (_SCHED_REASONS), which says nothing about a node.
@@ -207,6 +218,7 @@ def missing_objects(text: str) -> list[str]:
 _START_CAUSE = re.compile(
     r'(?i)exec: "[^"]+": (?:executable file not found in \$PATH|stat [^:]+: no such file or directory'
     r"|permission denied)|exec format error|executable file not found in \$PATH|no such file or directory"
+    r"|container has runAsNonRoot and image will run as root|image has non-numeric user \([^)\n]{0,64}\)"
 )
 
 
@@ -306,7 +318,9 @@ def _start_rules(reason: str, message: str, both: str, add: _Add, out: list[Sign
     node failures and evictions, scheduling-policy stops."""
     if reason in _IMAGE_PULL_REASONS or _IMAGE_PULL_TEXT.search(both):
         add(Kind.IMAGE_PULL)
-    if reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
+    if _SECURITY_CONFLICT.search(both):
+        add(Kind.START_ERROR_APP)  # a CreateContainerConfigError, but of the image's user, not a data source
+    elif reason in _MOUNT_REASONS or _MOUNT_TEXT.search(both):
         add(Kind.MOUNT_FAILED)
     init = _INIT_REPORT.search(message)
     if init and not out:
@@ -343,6 +357,10 @@ def _lifecycle_rules(reason: str, message: str, both: str, add: _Add, out: list[
         add(Kind.FAILURE_REPORT, replica=replica.group(2) if replica else None)
     if reason == "Killing" and _STOPPING_CONTAINER.search(message):
         add(Kind.CLEANUP_SIGNAL)
+    if reason == "FailedPostStartHook" or "PostStartHookError" in message:
+        # the container's own postStart hook failed and the kubelet killed the container for it (its 137 has a
+        # sender): a start error of the workload's own configuration, like a probe kill
+        add(Kind.START_ERROR_APP)
     if _LIVENESS_KILL.search(message):
         add(Kind.LIVENESS_KILL)
     elif _PROBE_FAILED.search(message):
@@ -437,6 +455,15 @@ def _state_signals(state: ContainerState, *, pod: str, source: str, node: str | 
     return out
 
 
+#: DisruptionTarget reasons that name the node as the sender of a pod's end (FORMAT.md: node NotReady, node lost, a
+#: kubelet eviction, a TaintManagerEviction are NODE_FAILURE; spec: "a node eviction ... supports NODE_FAILURE"):
+#: the taint manager (NotReady/unreachable), the kubelet (pressure, graceful shutdown), PodGC (the node no longer
+#: exists) and the Eviction API (a drain). A preemption by the scheduler is told apart.
+_NODE_DISRUPTIONS = frozenset(
+    {"DeletionByTaintManager", "TerminationByKubelet", "DeletionByPodGC", "EvictionByEvictionAPI"}
+)
+
+
 def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
     """Signals in a core/v1 Pod (``kubectl describe pod``): container states, lastStates, pod reason, conditions."""
     facts = kube.pod_facts(pod)
@@ -450,7 +477,7 @@ def pod_object_signals(pod: dict[str, Any], *, source: str) -> list[Signal]:
         at = cond.at
         if reason.startswith("Preemption"):
             out.append(Signal(Kind.PREEMPTED, text=text, source=source, at=at, pod=name, reason=reason, node=node))
-        elif reason in {"DeletionByTaintManager", "TerminationByKubelet"}:
+        elif reason in _NODE_DISRUPTIONS:
             out += text_signals(reason, cond.message, source=source, at=at, pod=name, node=node)
             out.append(Signal(Kind.NODE_FAILURE, text=text, source=source, at=at, pod=name, reason=reason, node=node))
     for state in kube.container_states(pod):

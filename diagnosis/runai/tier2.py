@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from diagnosis import kube_objects as kube
@@ -32,6 +32,10 @@ from diagnosis.runai.signals import (
 from diagnosis.runai.state import Diagnosis
 from diagnosis.runai.tier1 import Tier1
 from diagnosis.units import parse_time
+
+#: How long after a workload's end a node condition's change may still be its cause (a node problem detector or the
+#: node lifecycle controller notes a fault minutes after the pod saw it); later changes are another story.
+NODE_SLACK = timedelta(minutes=15)
 
 T = TypeVar("T")
 
@@ -189,9 +193,15 @@ def tier2_signals(t2: Tier2Evidence, window: tuple[datetime | None, datetime | N
     for (container, previous), text in t2.logs.items():
         src = KubeCalls.log(ns, pod, container, previous).source
         out += log_signals(text, source=src, pod=pod, container=container)
-    if t2.node is not None:
-        out += node_signals(t2.node, source=KubeCalls.node(kube.node_name(t2.node)).source)
     since, until = window
+    if t2.node is not None:
+        # a node condition that changed long after the failure (the node went NotReady hours after the program
+        # died) is another story; a condition noted within NODE_SLACK of it may be its cause seen late
+        out += [
+            s
+            for s in node_signals(t2.node, source=KubeCalls.node(kube.node_name(t2.node)).source)
+            if until is None or s.at is None or s.at <= until + NODE_SLACK
+        ]
     for ev in kube.events(t2.node_events):
         early = since is not None and ev.at is not None and ev.at < since
         late = until is not None and ev.at is not None and ev.at > until + FINAL_SLACK

@@ -47,6 +47,10 @@ def sig(kind: Kind, pod: str | None, minute: float | None, **kw: object) -> Sign
         ("NVRM: Xid (PCI:0000:3b:00): 31, Ch 00000010, intr 10000000. MMU Fault", None),
         ("NVRM: Xid 43, pid=22, Ch 00000008", None),
         ("epoch 3 loss 0.42", None),
+        # a check that found no fault names none; one that found it still does
+        ("[preflight] dmesg scan: no Xid 79 (GPU has fallen off the bus) and no uncorrectable ECC errors found", None),
+        ("GPU 0 Xid 79 detected", "Xid 79"),
+        ("healthcheck: no problems. NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", "Xid 79"),
     ],
 )
 def test_gpu_hardware_fault_names_only_hardware_xids(text: str, fault: str | None) -> None:
