@@ -106,13 +106,13 @@ def gpu_hardware_fault(text: str) -> str | None:
 
 #: A check reporting that it found no fault: ``no Xid 79 (GPU has fallen off the bus) found - OK``, ``not an
 #: uncorrectable ECC error``, ``without Xid 48``: a negation shortly before the fault, in the same clause.
-_DENIAL = re.compile(r"\b(?:no|not|never|without|zero)\b[^.;:!?\n]{0,40}$", re.I)
+_denial = re.compile(r"\b(?:no|not|never|without|zero)\b[^.;:!?\n]{0,40}$", re.I)
 
 
 def _denied(text: str, at: int) -> bool:
     """Whether the fault named at ``text[at:]`` is denied by the words just before it on its line."""
     line_start = text.rfind("\n", 0, at) + 1
-    return _DENIAL.search(text, max(line_start, at - 48), at) is not None
+    return _denial.search(text, max(line_start, at - 48), at) is not None
 
 
 #: A collective (NCCL, gloo) that timed out or lost its peer: the watchdog's ``Watchdog caught collective

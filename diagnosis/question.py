@@ -514,6 +514,25 @@ MAX_CANDIDATES = 10
 MAX_WORDS = 8
 
 
+def _parse_scope(q: Question, cleaned: str, found: list[Mention]) -> None:
+    """Sets what the text names of the scope: UUIDs (a workload's, or the cluster's), the project, the cluster (or
+    a hint of it: "on X"), and the bare scopes ("in X")."""
+    q.uuids = list(dict.fromkeys(m.value for m in found if m.kind == "uuid"))
+    q.project, q.project_weak = _first_match(_PROJECT_RES, cleaned, _filler)
+    q.cluster = _first(_CLUSTER_RES, cleaned, _filler)
+    if q.cluster and UUID_RE.fullmatch(q.cluster):
+        q.cluster_id, q.cluster = q.cluster.lower(), None
+    ids = [u for u in q.uuids if u != q.cluster_id]
+    if ids:
+        q.workload_id = ids[0]
+    q.scopes = list(dict.fromkeys(m.value for m in found if m.kind == "scope" and m.value != (q.cluster or "")))
+    if q.cluster is None:
+        hints = [h for h in re.findall(rf"(?i)\bon\s+({_NAME})", cleaned) if not is_word(h)]
+        hints = [h for h in hints if not UUID_RE.fullmatch(h)]
+        if hints:
+            q.cluster_hint = hints[0]
+
+
 def parse_text(text: str | None) -> Question:
     """Extract what the text names unambiguously. Never guesses a cluster or project.
 
@@ -538,20 +557,7 @@ def parse_text(text: str | None) -> Question:
     weak = sorted((m.start(1), m.group(1)) for p in _WEAK for m in p.finditer(cleaned) if is_word(m.group(1)))
     if weak:
         q.loose = list(dict.fromkeys([*(w for _, w in weak if _may_be_scope(w)), *q.loose]))[:MAX_LOOSE]
-    q.uuids = list(dict.fromkeys(m.value for m in found if m.kind == "uuid"))
-    q.project, q.project_weak = _first_match(_PROJECT_RES, cleaned, _filler)
-    q.cluster = _first(_CLUSTER_RES, cleaned, _filler)
-    if q.cluster and UUID_RE.fullmatch(q.cluster):
-        q.cluster_id, q.cluster = q.cluster.lower(), None
-    ids = [u for u in q.uuids if u != q.cluster_id]
-    if ids:
-        q.workload_id = ids[0]
-    q.scopes = list(dict.fromkeys(m.value for m in found if m.kind == "scope" and m.value != (q.cluster or "")))
-    if q.cluster is None:
-        hints = [h for h in re.findall(rf"(?i)\bon\s+({_NAME})", cleaned) if not is_word(h)]
-        hints = [h for h in hints if not UUID_RE.fullmatch(h)]
-        if hints:
-            q.cluster_hint = hints[0]
+    _parse_scope(q, cleaned, found)
     lb = _LOOKBACK_TEXT.search(cleaned)
     if lb:
         q.lookback = lb.group(1)

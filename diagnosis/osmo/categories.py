@@ -64,10 +64,10 @@ def _no_variant(_: FailedFacts) -> str | None:
 @dataclass(frozen=True)
 class OsmoCategory:
     """One OSMO failure category: ``rule`` (the :mod:`~diagnosis.osmo.classify` rule that names it; None for
-    UNKNOWN, the fallback), ``plain`` (the verdict's plain-language clause), ``detail`` (a sentence added
-    after the verdict, may be empty), ``variant`` (a whole headline when the facts call for one, else None),
-    ``next_action``, and ``emoji``/``title`` (its words on the card and in the text; the registry test
-    fails while either is empty)."""
+    UNKNOWN, the fallback; ``also``: others that name it elsewhere in the precedence), ``plain`` (the verdict's
+    plain-language clause), ``detail`` (a sentence added after the verdict, may be empty), ``variant`` (a whole
+    headline when the facts call for one, else None), ``next_action``, and ``emoji``/``title`` (its words on the
+    card and in the text; the registry test fails while either is empty)."""
 
     category: Category
     rule: classify.Rule | None
@@ -78,6 +78,8 @@ class OsmoCategory:
     #: the category's words on the card's header and the text's first line
     emoji: str = ""
     title: str = ""
+    #: rules that name this category too, at another place in the precedence (a GPU hardware fault before OOM)
+    also: tuple[classify.Rule, ...] = ()
 
     def headline(self, f: FailedFacts) -> str:
         """``"Workflow w-1 is FAILED: task train failed first (FAILED with exit code 1); <plain>."`` plus the
@@ -215,6 +217,7 @@ _ENTRIES: tuple[OsmoCategory, ...] = (
         ),
         emoji="🖥️",
         title="Node failure",
+        also=(classify.gpu_fault,),
     ),
     OsmoCategory(
         Category.PREEMPTED,

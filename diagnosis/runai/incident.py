@@ -76,17 +76,14 @@ def failed_pod_named(message: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-def run_signals(workload: Workload, tier1: Tier1, now: datetime, spec_call: Call) -> list[Signal]:
-    """Tier 1 signals of the current run: workload status, conditions, phase updates, events, pods; ``spec_call``
-    is the read of the submitted spec (its ``desiredPhase`` is cited)."""
+def status_signals(workload: Workload) -> list[Signal]:
+    """The signals of the workload's own status: its phase message (the pod it names, when it names one), its
+    conditions and its pending scheduling messages."""
     wl = Calls.workload(workload.id)
-    wl_src = wl.cite()
-    start = run_start(workload, tier1, now)
-    out: list[Signal] = []
-    out += text_signals(
+    out = text_signals(
         workload.phase_reason,
         workload.phase_message,
-        source=wl_src,
+        source=wl.cite(),
         at=workload.phase_updated_at,
         pod=failed_pod_named(workload.phase_message),
         label="phaseMessage" + (f" ({workload.phase_reason})" if workload.phase_reason else ""),
@@ -108,6 +105,14 @@ def run_signals(workload: Workload, tier1: Tier1, now: datetime, spec_call: Call
             at=None,
             label="pendingSchedulingMessages",
         )
+    return out
+
+
+def run_signals(workload: Workload, tier1: Tier1, now: datetime, spec_call: Call) -> list[Signal]:
+    """Tier 1 signals of the current run: workload status, conditions, phase updates, events, pods; ``spec_call``
+    is the read of the submitted spec (its ``desiredPhase`` is cited)."""
+    start = run_start(workload, tier1, now)
+    out = status_signals(workload)
     hist = Calls.history(workload.id)
     hist_src = hist.cite()
     for r in tier1.history.value or []:

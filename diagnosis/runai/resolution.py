@@ -144,18 +144,13 @@ async def find_candidates(d: Diagnosis, q: Question, cluster_id: str, names: lis
         candidates = [workload]
     else:
         scope = [f"projectName=={q.project}", f"clusterId=={cluster_id}"]
-        found = await asyncio.wait_for(lookup.lookup(d.client, names, scope, gaps=d.gaps), d.deadline.remaining())
-        live = {n: ws for n, ws in found.items() if ws}
-        terminal = q.effective_intent() != "current"
-        if len(live) != 1 or (terminal and not any(w.phase in TERMINAL_PHASES for ws in live.values() for w in ws)):
-            # Live first, then deleted=true (FORMAT.md): also when no live match fits a terminal question.
-            wanted = list(live) if len(live) == 1 else [n for n in names if n not in live] or names
-            deleted = await asyncio.wait_for(
-                lookup.lookup(d.client, wanted, scope, deleted=True, gaps=d.gaps), d.deadline.remaining()
-            )
-            for n, ws in deleted.items():
-                if ws:
-                    live[n] = live.get(n, []) + ws
+        live = await _matches(d, q, names, scope)
+        others = [n for n in dict.fromkeys([*q.candidates, *q.words]) if n not in names and not _is_scope_name(n, q)]
+        if not live and others and q.candidates and (not q.workload_name or q.workload_name in q.candidates):
+            # the tokens looked up name no workload ("after the cuda-12.4 upgrade nightly fails"): the text's other
+            # tokens and its English words may (FORMAT.md "the one that names an existing workload ... decides");
+            # "not found" still names only the tokens tried first
+            live = await _matches(d, q, others, scope)
         if len(live) > 1:
             return builder(d).needs_input(
                 q,
@@ -438,6 +433,23 @@ def _missing_parameters(q: Question, names: list[str], cluster_id: str | None) -
         if not q.project:
             missing.append("project")
     return missing
+
+
+async def _matches(d: Diagnosis, q: Question, names: list[str], scope: list[str]) -> dict[str, list[Workload]]:
+    """The workloads of each of ``names`` that exist in ``scope`` (only the names that match): live first, then
+    ``deleted=true`` (FORMAT.md), also when no live match fits a terminal question."""
+    found = await asyncio.wait_for(lookup.lookup(d.client, names, scope, gaps=d.gaps), d.deadline.remaining())
+    live = {n: ws for n, ws in found.items() if ws}
+    terminal = q.effective_intent() != "current"
+    if len(live) != 1 or (terminal and not any(w.phase in TERMINAL_PHASES for ws in live.values() for w in ws)):
+        wanted = list(live) if len(live) == 1 else [n for n in names if n not in live] or names
+        deleted = await asyncio.wait_for(
+            lookup.lookup(d.client, wanted, scope, deleted=True, gaps=d.gaps), d.deadline.remaining()
+        )
+        for n, ws in deleted.items():
+            if ws:
+                live[n] = live.get(n, []) + ws
+    return live
 
 
 def _is_scope_name(name: str, q: Question) -> bool:

@@ -181,7 +181,7 @@ def test_registry_has_no_category_outside_the_osmo_taxonomy() -> None:
 def test_every_osmo_rule_belongs_to_one_entry_and_names_its_category() -> None:
     """Each rule of ``classify.RULES`` belongs to exactly one entry (UNKNOWN is the fallback, with none), and
     the category a rule gives is that entry's."""
-    owners = {e.rule: e.category for e in OSMO_CATEGORIES.values() if e.rule is not None}
+    owners = {r: e.category for e in OSMO_CATEGORIES.values() for r in (e.rule, *e.also) if r is not None}
     assert set(osmo_classify.RULES) == set(owners), "a rule without an entry, or an entry naming no rule"
     assert OSMO_CATEGORIES[Category.UNKNOWN].rule is None
     statuses = [
