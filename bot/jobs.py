@@ -33,6 +33,7 @@ import time
 import uuid
 from typing import Any, cast
 
+from redis.exceptions import RedisError
 from saq import Worker
 from saq.job import TERMINAL_STATUSES, Job, Status
 from saq.queue.redis import RedisQueue
@@ -66,13 +67,17 @@ TAKERS = 4
 #: Seconds the sweep gives a live worker to abort a job it finds stuck before retrying it elsewhere. SAQ waits
 #: 5 s per stuck job, one job after another: a killed worker's ten jobs would wait 50 s to be taken over.
 SWEEP_ABORT = 0.5
-#: Seconds a sweep may hold its running mark (no two sweeps at once; a worker killed mid-sweep holds it this long).
-SWEEP_RUNNING = 60
+#: The least seconds a sweep's running mark lives unrenewed (no two sweeps at once). It lives two sweep periods and
+#: is renewed while the sweep runs, so a worker killed mid-sweep holds the next sweeps off that long, not a minute
+#: (its own jobs waited 60 s to be taken over under load: the three-process test's timeout).
+SWEEP_RUNNING = 2
 #: Seconds a job taken from the queue but not yet marked running (its worker's loop is busy) is given to be marked
 #: before the sweep takes its worker for dead.
 DEQUEUE_GRACE = 1.0
 #: Deletes a key only when it still holds the value given (a mark outlived by its holder is not the next one's).
 _DELETE_IF = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+#: Extends a key's expiry (ms) only while it still holds the value given.
+_RENEW_IF = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
 
 
 class _Queue(RedisQueue):
@@ -87,7 +92,8 @@ class _Queue(RedisQueue):
     SAQ's sweep also locks every other sweep out for 60 s (its ``lock``), whatever the worker's sweep timer says:
     a worker killed just after a sweep had its jobs taken over only by the sweep a minute later, 70 to 85 s after
     the kill (the scale bench's 90 s wait lost one). Here the lock lasts :attr:`sweep_every` seconds, the workers'
-    sweep timer, every few seconds; and a sweep holds a running mark for as long as it runs, so a sweep that outlasts
+    sweep timer, every few seconds; and a sweep holds a running mark (renewed, so it outlives a killed sweeper by
+    :attr:`mark_ttl` at most) for as long as it runs, so a sweep that outlasts
     its lock (many stuck jobs, :data:`SWEEP_ABORT` each) never runs beside the next one (whose older snapshot could
     abort a job the first had given back). A job in the running list that its worker has not marked running yet (a
     busy event loop between the two) is given :data:`DEQUEUE_GRACE` seconds before it is swept."""
@@ -111,14 +117,32 @@ class _Queue(RedisQueue):
         async with self._taking:
             return await super().dequeue(timeout, poll_interval)
 
+    @property
+    def mark_ttl(self) -> int:
+        """Seconds the sweep's running mark lives unless renewed: two sweep periods, :data:`SWEEP_RUNNING` at least."""
+        return max(SWEEP_RUNNING, 2 * self.sweep_every)
+
     async def sweep(self, lock: int = 60, abort: float = SWEEP_ABORT) -> list[str]:
         mark, holder = f"{self._sweep}:running", uuid.uuid4().hex
-        if not await self.redis.set(mark, holder, nx=True, ex=SWEEP_RUNNING):
+        if not await self.redis.set(mark, holder, nx=True, ex=self.mark_ttl):
             return []  # another worker is sweeping
+        holding = asyncio.create_task(self._hold(mark, holder), name="sweep-mark")
         try:
             return await super().sweep(min(lock, self.sweep_every), min(abort, SWEEP_ABORT))
         finally:
+            holding.cancel()
             await self.redis.eval(_DELETE_IF, 1, mark, holder)
+
+    async def _hold(self, mark: str, holder: str) -> None:
+        """Renews the running mark every third of its life while the sweep runs (a long sweep keeps it; a killed
+        sweeper's mark expires within :attr:`mark_ttl`). A failed renewal is tried again at the next third."""
+        ttl = self.mark_ttl
+        while True:
+            await asyncio.sleep(ttl / 3)
+            try:
+                await self.redis.eval(_RENEW_IF, 1, mark, holder, int(ttl * 1000))
+            except RedisError as exc:
+                log.warning("sweep mark not renewed (%s)", exc)
 
     async def _settled(self, job: Job, error: str | None) -> bool:
         """A job the sweep is about to abort or retry that finished, is alive or was given back by now (read

@@ -236,6 +236,36 @@ async def test_no_sweep_runs_beside_another_and_a_job_being_marked_running_is_le
         await requests.close()
 
 
+async def test_a_sweep_renews_its_mark_and_a_killed_sweepers_mark_outlives_it_briefly(
+    prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's running mark lives two sweep periods and is renewed while the sweep runs: a long sweep keeps it, and
+    a worker killed mid-sweep (no renewal after it) holds the next sweeps off that long, never a minute (its jobs
+    waited 60 s to be taken over: the three-process test timed out under load)."""
+    requests = RequestQueue(REDIS_URL, prefix=prefix, heartbeat=2.0)
+    queue = requests.queue
+    release = asyncio.Event()
+
+    async def long_sweep(self: Any, lock: int = 60, abort: float = 5) -> list[str]:
+        await release.wait()
+        return []
+
+    monkeypatch.setattr(bot.jobs.RedisQueue, "sweep", long_sweep)
+    mark = f"{queue._sweep}:running"
+    try:
+        assert queue.mark_ttl == 2
+        sweeping = asyncio.create_task(queue.sweep())
+        for _ in range(4):  # three lives of the mark: renewed, and never for longer than one
+            await asyncio.sleep(queue.mark_ttl / 2)
+            assert 0 < await queue.redis.pttl(mark) <= queue.mark_ttl * 1000
+        assert await queue.sweep() == []  # another sweep meanwhile does nothing
+        release.set()
+        assert await sweeping == [] and await queue.redis.exists(mark) == 0
+    finally:
+        release.set()
+        await requests.close()
+
+
 async def test_a_burst_is_dealt_out_to_the_workers_in_turn(prefix: str) -> None:
     """Each worker has a poller per slot blocked in Redis, which serves them first come, first served: the worker
     whose pollers blocked first took a whole burst (or its first 32 jobs of 50). A few pollers per worker at a time
