@@ -106,7 +106,7 @@ def gpu_hardware_fault(text: str) -> str | None:
 
 #: A check reporting that it found no fault: ``no Xid 79 (GPU has fallen off the bus) found - OK``, ``not an
 #: uncorrectable ECC error``, ``without Xid 48``: a negation shortly before the fault, in the same clause.
-_denial = re.compile(r"\b(?:no|not|never|without|zero)\b[^.;:!?\n]{0,40}$", re.I)
+_denial = re.compile(r"\b(?:no|not|never|without|zero)\b[^.,;:!?\n]{0,40}$", re.I)
 
 
 def _denied(text: str, at: int) -> bool:

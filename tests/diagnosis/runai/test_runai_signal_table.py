@@ -50,6 +50,7 @@ def sig(kind: Kind, pod: str | None, minute: float | None, **kw: object) -> Sign
         # a check that found no fault names none; one that found it still does
         ("[preflight] dmesg scan: no Xid 79 (GPU has fallen off the bus) and no uncorrectable ECC errors found", None),
         ("GPU 0 Xid 79 detected", "Xid 79"),
+        ("RmInitAdapter failed! GPU not accessible, has fallen off the bus", "fallen off the bus"),
         ("healthcheck: no problems. NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", "Xid 79"),
     ],
 )
